@@ -1,0 +1,38 @@
+// Command keno-server serves Keno Mystères over HTTP and WebSocket, and
+// carries the operator's tools as subcommands:
+//
+//	keno-server [serve] [flags]   run the game server (default)
+//	keno-server par [-json]       exact RTP report of the embedded prize table
+//	keno-server simulate [-n N]   play N games per pick count, compare with exact RTP
+//	keno-server verify            walk the sealed journals and report tampering
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	args := os.Args[1:]
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args)
+	case "par":
+		err = par(args)
+	case "simulate":
+		err = simulate(args)
+	case "verify":
+		err = verify(args)
+	default:
+		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify)", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "keno-server:", err)
+		os.Exit(1)
+	}
+}
