@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Color of a ball in the gauge.
@@ -43,12 +45,38 @@ func (c *Color) UnmarshalText(b []byte) error {
 // Outcome is everything random about one game, fixed when the bet is
 // accepted. Later choices only select among what it already holds.
 type Outcome struct {
-	Picks   []uint8           `json:"picks"` // sorted, 3..8 distinct in 1..40
+	Picks   Picks             `json:"picks"` // sorted, 3..8 distinct in 1..40
 	Stake   int64             `json:"stake"` // cents
 	Numbers [Drawn]uint8      `json:"numbers"`
 	Colors  [Drawn]Color      `json:"colors"`
 	SoCDraw [SoCDrawn]uint8   `json:"soc_draw"` // 3 of the 30 undrawn numbers
 	Boxes   [ExtraBoxes]int64 `json:"boxes"`    // Extra prizes, cents
+}
+
+// Picks are the player's numbers. (A named type so that JSON writes them
+// as numbers, not as base64 like a plain []uint8.)
+type Picks []uint8
+
+// MarshalJSON writes the picks as an array of numbers.
+func (p Picks) MarshalJSON() ([]byte, error) {
+	b := []byte{'['}
+	for i, n := range p {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(n), 10)
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads an array of numbers.
+func (p *Picks) UnmarshalJSON(b []byte) error {
+	var ns []uint8
+	if err := json.Unmarshal(b, &ns); err != nil {
+		return err
+	}
+	*p = ns
+	return nil
 }
 
 // Errors returned for a bad ticket.
@@ -60,12 +88,12 @@ var (
 )
 
 // ValidatePicks checks picks and returns them sorted as a new slice.
-func ValidatePicks(picks []int) ([]uint8, error) {
+func ValidatePicks(picks []int) (Picks, error) {
 	if len(picks) < MinPicks || len(picks) > MaxPicks {
 		return nil, ErrPickCount
 	}
 	var seen uint64
-	out := make([]uint8, len(picks))
+	out := make(Picks, len(picks))
 	for i, n := range picks {
 		if n < 1 || n > GridSize {
 			return nil, ErrPickRange
@@ -118,7 +146,7 @@ func fillPool(pool *[GridSize]uint8) {
 //     probabilities), prize index = first i with u < Σ_{k≤i} num_k.
 //
 // picks must come from ValidatePicks; the stake must be allowed.
-func (t *Table) Deal(src Source, picks []uint8, stake int64) (Outcome, error) {
+func (t *Table) Deal(src Source, picks Picks, stake int64) (Outcome, error) {
 	if !t.ValidStake(stake) {
 		return Outcome{}, ErrInvalidStake
 	}
@@ -200,7 +228,7 @@ func (o *Outcome) Validate() error {
 }
 
 // pickMask returns the picks as a bit set (bit n for number n).
-func pickMask(picks []uint8) uint64 {
+func pickMask(picks Picks) uint64 {
 	var m uint64
 	for _, n := range picks {
 		m |= 1 << n

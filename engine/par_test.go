@@ -172,7 +172,7 @@ func TestReportOutputs(t *testing.T) {
 	}
 	var back struct {
 		Sheets []struct {
-			Picks   int `json:"picks"`
+			Picks   int                    `json:"picks"`
 			RTPStop struct{ Exact string } `json:"rtp_stop"`
 		} `json:"sheets"`
 	}

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -195,5 +197,21 @@ func TestSeedCommitment(t *testing.T) {
 	// SHA-256 of the empty string, a known vector.
 	if got := SeedCommitment(nil); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Errorf("commitment of empty seed = %s", got)
+	}
+}
+
+func TestOutcomeJSONRoundTrip(t *testing.T) {
+	picks, _ := ValidatePicks([]int{4, 9, 40})
+	o, _ := Default().Deal(NewSecureSource(), picks, 50)
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"picks":[4,9,40]`) {
+		t.Errorf("picks not written as numbers: %s", b)
+	}
+	var back Outcome
+	if err := json.Unmarshal(b, &back); err != nil || fmt.Sprint(back) != fmt.Sprint(o) {
+		t.Errorf("round trip: %v\n%+v\n%+v", err, back, o)
 	}
 }

@@ -1,0 +1,75 @@
+package wallet
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/engine"
+)
+
+// Provably fair state per player: a server seed whose SHA-256 the player
+// sees before betting, the player's own client seed, and a nonce counting
+// the games played on the seed. Rotating the seed reveals the old one, so
+// the player can recompute every game dealt from it (engine.FairSource).
+
+var (
+	nextNonceScript = redis.NewScript(`
+local seed = redis.call('HGET', KEYS[1], 'seed')
+if not seed then seed = ARGV[1]; redis.call('HSET', KEYS[1], 'seed', seed) end
+local last = redis.call('HINCRBY', KEYS[1], 'nonce', ARGV[2])
+return {seed, redis.call('HGET', KEYS[1], 'client') or '', tostring(last - tonumber(ARGV[2]) + 1)}`)
+	rotateScript = redis.NewScript(`
+local old = redis.call('HMGET', KEYS[1], 'seed', 'nonce')
+redis.call('HSET', KEYS[1], 'seed', ARGV[1], 'nonce', 0)
+return {old[1] or '', old[2] or '0'}`)
+)
+
+// FairState is what a player may see before betting.
+type FairState struct {
+	Commit     string `json:"commit"`
+	ClientSeed string `json:"client_seed"`
+	NextNonce  uint64 `json:"next_nonce"`
+}
+
+// Seeds reserves n consecutive nonces for a ticket and returns the server
+// seed (kept server-side until rotation), the client seed and the first nonce.
+func (s *Store) Seeds(ctx context.Context, player string, n int) (seed []byte, client string, first uint64, err error) {
+	fresh := hex.EncodeToString(engine.NewServerSeed())
+	r, err := nextNonceScript.Run(ctx, s.rdb, []string{keysOf(player).fair()}, fresh, n).Slice()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	seed, err = hex.DecodeString(str(r, 0))
+	return seed, str(r, 1), uint64(num(r, 2)), err
+}
+
+// Fair returns the commitment to the current seed (creating one if needed).
+func (s *Store) Fair(ctx context.Context, player string) (FairState, error) {
+	seed, client, next, err := s.Seeds(ctx, player, 0)
+	if err != nil {
+		return FairState{}, err
+	}
+	return FairState{Commit: engine.SeedCommitment(seed), ClientSeed: client, NextNonce: next}, nil
+}
+
+// SetClientSeed sets the player's client seed for the next games.
+func (s *Store) SetClientSeed(ctx context.Context, player, seed string) error {
+	if len(seed) > 64 {
+		return errors.New("client seed must be at most 64 characters")
+	}
+	return s.rdb.HSet(ctx, keysOf(player).fair(), "client", seed).Err()
+}
+
+// RotateSeed replaces the server seed and reveals the old one (hex) with
+// the number of games dealt from it; it returns the new commitment.
+func (s *Store) RotateSeed(ctx context.Context, player string) (revealed string, games int64, commit string, err error) {
+	seed := engine.NewServerSeed()
+	r, err := rotateScript.Run(ctx, s.rdb, []string{keysOf(player).fair()}, hex.EncodeToString(seed)).Slice()
+	if err != nil {
+		return "", 0, "", err
+	}
+	return str(r, 0), num(r, 1), engine.SeedCommitment(seed), nil
+}

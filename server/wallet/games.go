@@ -1,0 +1,304 @@
+package wallet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/engine"
+	"keno/server/journal"
+)
+
+// Fairness identifies the provably fair inputs of a game.
+type Fairness struct {
+	Commit     string `json:"commit"` // SHA-256 of the server seed, published before the bet
+	ClientSeed string `json:"client_seed"`
+	Nonce      uint64 `json:"nonce"`
+}
+
+// GameRecord is one game as fixed at bet acceptance.
+type GameRecord struct {
+	ID      string         `json:"id"`
+	Ticket  string         `json:"ticket"`
+	Index   int            `json:"index"` // position in the ticket, 0-based
+	Grids   int            `json:"grids"` // games in the ticket
+	Player  string         `json:"player"`
+	Created int64          `json:"created"` // ms since epoch
+	Fair    Fairness       `json:"fair"`
+	Outcome engine.Outcome `json:"outcome"`
+}
+
+// Ticket is a bet of 1..5 games, debited whole.
+type Ticket struct {
+	ID    string
+	Games []GameRecord
+}
+
+// Total is the ticket's stake in cents.
+func (t Ticket) Total() int64 {
+	var sum int64
+	for _, g := range t.Games {
+		sum += g.Outcome.Stake
+	}
+	return sum
+}
+
+// PlaceBet accepts a ticket: checks self-exclusion, the ticket maximum, the
+// daily loss limit and the balance, then debits the total and records every
+// game with its full outcome, journaled — or refuses it whole. fence is the
+// caller's ownership token (see Claim). A retried ticket id returns the
+// first result.
+func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (balance int64, dup bool, err error) {
+	if !ValidPlayer(player) {
+		return 0, false, ErrBadPlayer
+	}
+	if len(t.Games) == 0 || t.ID == "" {
+		return 0, false, errors.New("wallet: empty ticket")
+	}
+	k := keysOf(player)
+	now := s.Now()
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open()}
+	var games []any
+	for _, g := range t.Games {
+		rec, err := json.Marshal(g)
+		if err != nil {
+			return 0, false, err
+		}
+		keys = append(keys, k.game(g.ID))
+		games = append(games, g.ID, rec)
+	}
+	payload := struct {
+		Ticket string       `json:"ticket"`
+		Total  int64        `json:"total"`
+		Games  []GameRecord `json:"games"`
+	}{t.ID, t.Total(), t.Games}
+	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
+		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
+			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds())}
+		args = append(append(args, journalArgs(e)...), games...)
+		return betScript.Run(ctx, s.rdb, keys, args...).Slice()
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	switch str(reply, 0) {
+	case "ok":
+		return num(reply, 1), false, nil
+	case "dup":
+		return num(reply, 1), true, nil
+	}
+	return 0, false, replyError(reply)
+}
+
+// Choice fields recorded on a game.
+const (
+	ChoiceContinue = "continue" // "1" continue, "0" stop
+	ChoiceBox      = "box"      // "0".."4"
+)
+
+// Choose records a player's choice on an open game, journaled. Choices are
+// final: a different second choice is refused, the same one is a no-op.
+func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value string) error {
+	if !ValidPlayer(player) {
+		return ErrBadPlayer
+	}
+	k := keysOf(player)
+	payload := map[string]string{"game": gameID, field: value}
+	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
+		args := append([]any{fence, field, value}, journalArgs(e)...)
+		return chooseScript.Run(ctx, s.rdb, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...).Slice()
+	})
+	if err != nil {
+		return err
+	}
+	if r := str(reply, 0); r == "ok" || r == "dup" {
+		return nil
+	}
+	return replyError(reply)
+}
+
+// Settlement is the payout of one game.
+type Settlement struct {
+	Win     int64
+	Balance int64
+	Dup     bool // already settled before: nothing was paid this time
+}
+
+// Settle pays a game exactly once. A second call for the same game pays
+// nothing and returns the first win.
+func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res engine.Result) (Settlement, error) {
+	if !ValidPlayer(player) {
+		return Settlement{}, ErrBadPlayer
+	}
+	k := keysOf(player)
+	now := s.Now()
+	result, err := json.Marshal(res)
+	if err != nil {
+		return Settlement{}, err
+	}
+	payload := struct {
+		Game   string          `json:"game"`
+		Win    int64           `json:"win"`
+		Result json.RawMessage `json:"result"`
+	}{gameID, res.Win, result}
+	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
+		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
+		return settleScript.Run(ctx, s.rdb, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...).Slice()
+	})
+	if err != nil {
+		return Settlement{}, err
+	}
+	switch str(reply, 0) {
+	case "ok":
+		return Settlement{Win: num(reply, 1), Balance: num(reply, 2)}, nil
+	case "dup":
+		return Settlement{Win: num(reply, 1), Balance: num(reply, 2), Dup: true}, nil
+	}
+	return Settlement{}, replyError(reply)
+}
+
+// GameState is a stored game with its choices and, once settled, result.
+type GameState struct {
+	GameRecord
+	Status   string         `json:"status"` // open or settled
+	Continue *bool          `json:"continue,omitempty"`
+	Box      *int           `json:"box,omitempty"`
+	Result   *engine.Result `json:"result,omitempty"`
+	Win      int64          `json:"win"`
+	Settled  int64          `json:"settled,omitempty"`
+	Cursor   int64          `json:"cursor"` // pass as History's before to get the next page
+}
+
+// Choices returns the recorded choices, defaults for the rest (Stop, box 0).
+func (g *GameState) Choices() engine.Choices {
+	var c engine.Choices
+	if g.Continue != nil {
+		c.Continue = *g.Continue
+	}
+	if g.Box != nil {
+		c.Box = *g.Box
+	}
+	return c
+}
+
+func parseGame(m map[string]string) (*GameState, error) {
+	if len(m) == 0 {
+		return nil, ErrNoGame
+	}
+	g := &GameState{Status: m["status"]}
+	if err := json.Unmarshal([]byte(m["rec"]), &g.GameRecord); err != nil {
+		return nil, err
+	}
+	if v, ok := m[ChoiceContinue]; ok {
+		b := v == "1"
+		g.Continue = &b
+	}
+	if v, ok := m[ChoiceBox]; ok {
+		n, _ := strconv.Atoi(v)
+		g.Box = &n
+	}
+	if v, ok := m["result"]; ok {
+		g.Result = new(engine.Result)
+		if err := json.Unmarshal([]byte(v), g.Result); err != nil {
+			return nil, err
+		}
+	}
+	g.Win, _ = strconv.ParseInt(m["win"], 10, 64)
+	g.Settled, _ = strconv.ParseInt(m["settled"], 10, 64)
+	g.Cursor = g.Created + int64(g.Index) + 1 // its score in the history set
+	return g, nil
+}
+
+// Game reads one game of a player.
+func (s *Store) Game(ctx context.Context, player, gameID string) (*GameState, error) {
+	if !ValidPlayer(player) {
+		return nil, ErrBadPlayer
+	}
+	m, err := s.rdb.HGetAll(ctx, keysOf(player).game(gameID)).Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseGame(m)
+}
+
+// OpenGames returns the player's unsettled games, oldest first (ticket
+// order), for resuming.
+func (s *Store) OpenGames(ctx context.Context, player string) ([]*GameState, error) {
+	k := keysOf(player)
+	ids, err := s.rdb.SMembers(ctx, k.open()).Result()
+	if err != nil {
+		return nil, err
+	}
+	games, err := s.games(ctx, k, ids)
+	if err != nil {
+		return nil, err
+	}
+	sortGames(games)
+	return games, nil
+}
+
+func (s *Store) games(ctx context.Context, k keys, ids []string) ([]*GameState, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.HGetAll(ctx, k.game(id))
+	}
+	if len(ids) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var out []*GameState
+	for _, c := range cmds {
+		g, err := parseGame(c.Val())
+		if errors.Is(err, ErrNoGame) {
+			continue // expired from history
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func sortGames(gs []*GameState) {
+	for i := 1; i < len(gs); i++ {
+		for j := i; j > 0 && less(gs[j], gs[j-1]); j-- {
+			gs[j], gs[j-1] = gs[j-1], gs[j]
+		}
+	}
+}
+
+func less(a, b *GameState) bool {
+	if a.Created != b.Created {
+		return a.Created < b.Created
+	}
+	return a.Index < b.Index
+}
+
+// History returns up to limit games before the cursor (0 = from the newest),
+// newest first, within the history window (31 days).
+func (s *Store) History(ctx context.Context, player string, before int64, limit int) ([]*GameState, error) {
+	if !ValidPlayer(player) {
+		return nil, ErrBadPlayer
+	}
+	if limit <= 0 || limit > 100 {
+		limit = 20
+	}
+	k := keysOf(player)
+	max := "+inf"
+	if before > 0 {
+		max = "(" + strconv.FormatInt(before, 10)
+	}
+	min := strconv.FormatInt(s.Now().Add(-s.cfg.History).UnixMilli(), 10)
+	ids, err := s.rdb.ZRevRangeByScore(ctx, k.history(), &redis.ZRangeBy{Min: min, Max: max, Count: int64(limit)}).Result()
+	if err != nil {
+		return nil, err
+	}
+	return s.games(ctx, k, ids)
+}

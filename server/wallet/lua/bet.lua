@@ -1,0 +1,53 @@
+-- Accepts a ticket of 1..5 games: checks every limit, debits the total,
+-- records each game with its full outcome and seals it, all at once.
+-- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, game keys…
+-- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms), op ttl(s),
+--       journal(5), then per game: game id, record (JSON)
+local acct, limits, op, jkey, lkey, hist, loss, owner, open =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local dayttl, cutoff, opttl = ARGV[5], ARGV[6], ARGV[7]
+local j = journal_args(8)
+local first = 13
+
+local done = redis.call('GET', op)
+if done then return {'dup', done} end
+local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+if bad then return bad end
+
+local excluded = redis.call('HGET', limits, 'excluded_until')
+if excluded and tonumber(excluded) > now then
+  return {'err', 'limit_reached', 'self_excluded', excluded, '0'}
+end
+if total > ticket_max then
+  return {'err', 'limit_reached', 'ticket_max', tostring(ticket_max), tostring(ticket_max)}
+end
+local lim = limit_in_force(limits, now, 'loss_limit')
+if lim then
+  local lost = tonumber(redis.call('GET', loss) or '0')
+  if lost + total > lim then
+    return {'err', 'limit_reached', 'loss_limit', tostring(lim), tostring(math.max(lim - lost, 0))}
+  end
+end
+local bal = balance(acct)
+if total > bal then
+  return {'err', 'insufficient_funds', tostring(bal)}
+end
+
+bal = redis.call('HINCRBY', acct, 'balance', -total)
+redis.call('HINCRBY', acct, 'house', total)
+redis.call('INCRBY', loss, total)
+redis.call('EXPIRE', loss, dayttl)
+redis.call('ZREMRANGEBYSCORE', hist, '-inf', cutoff)
+local n = 0
+for i = first, #ARGV, 2 do
+  n = n + 1
+  local gid = ARGV[i]
+  redis.call('HSET', KEYS[9 + n], 'rec', ARGV[i + 1], 'status', 'open', 'created', now)
+  redis.call('ZADD', hist, now + n, gid)
+  redis.call('SADD', open, gid)
+end
+ledger(lkey, now, 'stake', -total, bal, j.seq)
+journal_append(acct, jkey, j)
+redis.call('SET', op, bal, 'EX', opttl)
+return {'ok', tostring(bal)}

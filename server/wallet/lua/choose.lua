@@ -1,0 +1,20 @@
+-- Records one player choice (continue/box) on an open game; choices are
+-- final, so a second one for the same field is refused.
+-- KEYS: acct, journal, game, owner
+-- ARGV: fence, field, value, journal(5)
+local acct, jkey, game, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local fence, field, value = ARGV[1], ARGV[2], ARGV[3]
+local j = journal_args(4)
+
+local st = redis.call('HMGET', game, 'status', field)
+if not st[1] then return {'err', 'no_game'} end
+if st[1] ~= 'open' then return {'err', 'settled'} end
+if st[2] then
+  if st[2] == value then return {'dup', value} end
+  return {'err', 'already_chosen', st[2]}
+end
+local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+if bad then return bad end
+redis.call('HSET', game, field, value)
+journal_append(acct, jkey, j)
+return {'ok', value}

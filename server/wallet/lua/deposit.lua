@@ -1,0 +1,28 @@
+-- KEYS: acct, limits, op, journal, ledger, deposits
+-- ARGV: amount, now(ms), default weekly cap, week(ms), op ttl(s), journal(5)
+local acct, limits, op, jkey, lkey, deps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local amount, now, default_cap, week, opttl = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local j = journal_args(6)
+
+local done = redis.call('GET', op)
+if done then return {'dup', done} end
+local moved = journal_moved(acct, j.prev)
+if moved then return moved end
+
+local cap = deposit_cap(limits, now, default_cap)
+redis.call('ZREMRANGEBYSCORE', deps, '-inf', now - week)
+local used = 0
+for _, m in ipairs(redis.call('ZRANGE', deps, 0, -1)) do
+  used = used + tonumber(string.match(m, ':(%d+)$'))
+end
+if used + amount > cap then
+  return {'err', 'limit_reached', 'deposit_cap', tostring(cap), tostring(cap - used)}
+end
+redis.call('ZADD', deps, now, j.seq .. ':' .. amount)
+redis.call('PEXPIRE', deps, week)
+local bal = redis.call('HINCRBY', acct, 'balance', amount)
+redis.call('HINCRBY', acct, 'deposited', amount)
+ledger(lkey, now, 'deposit', amount, bal, j.seq)
+journal_append(acct, jkey, j)
+redis.call('SET', op, bal, 'EX', opttl)
+return {'ok', tostring(bal)}

@@ -1,0 +1,24 @@
+-- Pays a finished game exactly once (idempotent by game id).
+-- KEYS: acct, journal, ledger, game, loss(day), owner, open
+-- ARGV: now(ms), fence, game id, win, result (JSON), day ttl(s), settled ttl(s), journal(5)
+local acct, jkey, lkey, game, loss, owner, open = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local now, fence, gid, win, result = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local dayttl, keep = ARGV[6], ARGV[7]
+local j = journal_args(8)
+
+local st = redis.call('HMGET', game, 'status', 'win')
+if not st[1] then return {'err', 'no_game'} end
+if st[1] == 'settled' then return {'dup', st[2], tostring(balance(acct))} end
+local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+if bad then return bad end
+
+local bal = redis.call('HINCRBY', acct, 'balance', win)
+redis.call('HINCRBY', acct, 'house', 0 - win) -- not -win: Lua's -0 reaches Redis as "-0"
+redis.call('DECRBY', loss, win)
+redis.call('EXPIRE', loss, dayttl)
+redis.call('HSET', game, 'status', 'settled', 'win', win, 'result', result, 'settled', now)
+redis.call('EXPIRE', game, keep)
+redis.call('SREM', open, gid)
+ledger(lkey, now, 'win', win, bal, gid)
+journal_append(acct, jkey, j)
+return {'ok', tostring(win), tostring(bal)}

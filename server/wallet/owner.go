@@ -1,0 +1,125 @@
+package wallet
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Ownership: one session at a time advances a player's games. Claim hands
+// out a fencing token (a per-player counter); every game-advancing script
+// checks that the caller's token is the current owner, so a session that
+// was taken over — on this server or another — can no longer move money.
+
+var (
+	renewScript   = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`)
+	releaseScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+	claimScript   = redis.NewScript(`
+local token = tostring(redis.call('INCR', KEYS[2]))
+if ARGV[2] == '1' then
+  if not redis.call('SET', KEYS[1], token, 'PX', ARGV[1], 'NX') then return false end
+else
+  redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
+end
+return token`)
+)
+
+// Claim makes the caller the player's owner, taking over from any current
+// one, and returns the new fencing token.
+func (s *Store) Claim(ctx context.Context, player string, ttl time.Duration) (string, error) {
+	return s.claim(ctx, player, ttl, false)
+}
+
+// ClaimIfFree claims only when nobody owns the player ("" if owned).
+func (s *Store) ClaimIfFree(ctx context.Context, player string, ttl time.Duration) (string, error) {
+	return s.claim(ctx, player, ttl, true)
+}
+
+func (s *Store) claim(ctx context.Context, player string, ttl time.Duration, ifFree bool) (string, error) {
+	if !ValidPlayer(player) {
+		return "", ErrBadPlayer
+	}
+	k := keysOf(player)
+	nx := "0"
+	if ifFree {
+		nx = "1"
+	}
+	tok, err := claimScript.Run(ctx, s.rdb, []string{k.owner(), k.fence()}, ttl.Milliseconds(), nx).Text()
+	if err == redis.Nil {
+		return "", nil
+	}
+	return tok, err
+}
+
+// Renew extends the caller's ownership; false if it was lost.
+func (s *Store) Renew(ctx context.Context, player, token string, ttl time.Duration) (bool, error) {
+	n, err := renewScript.Run(ctx, s.rdb, []string{keysOf(player).owner()}, token, ttl.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// Release gives up ownership if the caller still holds it.
+func (s *Store) Release(ctx context.Context, player, token string) error {
+	return releaseScript.Run(ctx, s.rdb, []string{keysOf(player).owner()}, token).Err()
+}
+
+// Owner returns the current owner token ("" if none).
+func (s *Store) Owner(ctx context.Context, player string) (string, error) {
+	v, err := s.rdb.Get(ctx, keysOf(player).owner()).Result()
+	if err == redis.Nil {
+		return "", nil
+	}
+	return v, err
+}
+
+// The recovery index: one sorted set of every unsettled game in the whole
+// system, scored by the time after which a server may settle it with the
+// default choices if its player is gone. It lives outside the players'
+// slots, so it is written beside (not inside) the money scripts: the entry
+// is added before the bet script runs (an entry without a game is dropped
+// by the sweeper) and removed after settlement (a settled game found there
+// is dropped too). Nothing is ever paid from the index alone.
+const openIndex = "keno:open"
+
+func indexMember(player, gameID string) string { return player + "/" + gameID }
+
+// IndexOpen schedules games for recovery at the given time.
+func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, due time.Time) error {
+	z := make([]redis.Z, len(gameIDs))
+	for i, id := range gameIDs {
+		z[i] = redis.Z{Score: float64(due.UnixMilli()), Member: indexMember(player, id)}
+	}
+	return s.rdb.ZAdd(ctx, openIndex, z...).Err()
+}
+
+// Unindex removes a settled game from the recovery index.
+func (s *Store) Unindex(ctx context.Context, player, gameID string) error {
+	return s.rdb.ZRem(ctx, openIndex, indexMember(player, gameID)).Err()
+}
+
+// DueGame is an index entry whose time has come.
+type DueGame struct{ Player, GameID string }
+
+// Due lists up to max index entries due at now.
+func (s *Store) Due(ctx context.Context, now time.Time, max int) ([]DueGame, error) {
+	ms, err := s.rdb.ZRangeByScore(ctx, openIndex, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(max)}).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DueGame, 0, len(ms))
+	for _, m := range ms {
+		for i := 0; i < len(m); i++ {
+			if m[i] == '/' {
+				out = append(out, DueGame{m[:i], m[i+1:]})
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// OpenCount is the number of unsettled games in the whole system.
+func (s *Store) OpenCount(ctx context.Context) (int64, error) {
+	return s.rdb.ZCard(ctx, openIndex).Result()
+}

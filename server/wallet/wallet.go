@@ -1,0 +1,406 @@
+// Package wallet keeps all money, games and player limits in Redis. Each
+// money operation is one atomic Lua script, idempotent by an operation id
+// (or the game id for settlements), that also appends a ledger entry and a
+// sealed journal entry. Every key of a player carries the same {hash tag}
+// so the scripts run unchanged on Redis Cluster.
+//
+// Books: each player's account holds, besides the balance, the house's net
+// take from that player ("house" = stakes − wins). So for every player, at
+// every instant, balance + house = deposited − withdrawn, and summing over
+// players gives the operator's books without any cross-slot write.
+package wallet
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/server/journal"
+)
+
+// Config holds the wallet's policy figures.
+type Config struct {
+	DefaultDepositCap int64         // weekly deposit cap, cents, until the player sets one
+	TicketMax         int64         // no ticket above this total, cents (500 €)
+	RaiseDelay        time.Duration // before a raised limit applies
+	OpTTL             time.Duration // how long an operation id is remembered
+	History           time.Duration // how far back the history goes (31 days)
+}
+
+// DefaultConfig is the production policy.
+func DefaultConfig() Config {
+	return Config{
+		DefaultDepositCap: 100_000,
+		TicketMax:         50_000,
+		RaiseDelay:        7 * 24 * time.Hour,
+		OpTTL:             7 * 24 * time.Hour,
+		History:           31 * 24 * time.Hour,
+	}
+}
+
+// Error is a refusal with a machine-readable code.
+type Error struct {
+	Code      string // insufficient_funds, limit_reached, fenced, no_game, settled, already_chosen, bad_request
+	Reason    string // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded
+	Limit     int64  // the limit in force (cents, or a time in ms for self_excluded)
+	Available int64  // what could still pass: balance, or room left under the limit
+}
+
+func (e *Error) Error() string {
+	switch e.Code {
+	case "insufficient_funds":
+		return fmt.Sprintf("insufficient funds: %d cents available", e.Available)
+	case "limit_reached":
+		return fmt.Sprintf("limit reached: %s (limit %d, available %d)", e.Reason, e.Limit, e.Available)
+	}
+	return e.Code
+}
+
+// Is lets errors.Is match on the code alone.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code && (t.Reason == "" || t.Reason == e.Reason)
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrInsufficientFunds = &Error{Code: "insufficient_funds"}
+	ErrLimit             = &Error{Code: "limit_reached"}
+	ErrFenced            = &Error{Code: "fenced"}
+	ErrNoGame            = &Error{Code: "no_game"}
+	ErrSettled           = &Error{Code: "settled"}
+	ErrAlreadyChosen     = &Error{Code: "already_chosen"}
+	ErrBadPlayer         = errors.New("player id must be 1–64 letters, digits, '-' or '_'")
+	ErrBadAmount         = errors.New("amount must be a positive number of cents")
+)
+
+var (
+	//go:embed lua/prelude.lua
+	prelude string
+	//go:embed lua/deposit.lua
+	depositLua string
+	//go:embed lua/withdraw.lua
+	withdrawLua string
+	//go:embed lua/bet.lua
+	betLua string
+	//go:embed lua/choose.lua
+	chooseLua string
+	//go:embed lua/settle.lua
+	settleLua string
+	//go:embed lua/limits.lua
+	limitsLua string
+
+	depositScript  = redis.NewScript(prelude + depositLua)
+	withdrawScript = redis.NewScript(prelude + withdrawLua)
+	betScript      = redis.NewScript(prelude + betLua)
+	chooseScript   = redis.NewScript(prelude + chooseLua)
+	settleScript   = redis.NewScript(prelude + settleLua)
+	limitsScript   = redis.NewScript(prelude + limitsLua)
+)
+
+// Store is the Redis-backed wallet. It is safe for concurrent use; servers
+// sharing one Redis share everything through it.
+type Store struct {
+	rdb  redis.UniversalClient
+	seal *journal.Sealer
+	cfg  Config
+	Now  func() time.Time // for tests of dated limits
+
+	// Last known journal head per player: spares a round trip; a stale one
+	// only costs a retry (the scripts compare-and-set the head).
+	heads sync.Map
+}
+
+// New returns a store over rdb with journal sealing key sealKey.
+func New(rdb redis.UniversalClient, sealKey []byte, cfg Config) (*Store, error) {
+	s, err := journal.NewSealer(sealKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{rdb: rdb, seal: s, cfg: cfg, Now: time.Now}, nil
+}
+
+// Redis returns the underlying client.
+func (s *Store) Redis() redis.UniversalClient { return s.rdb }
+
+// Config returns the policy figures.
+func (s *Store) Config() Config { return s.cfg }
+
+// Sealer returns the journal sealer (for verification).
+func (s *Store) Sealer() *journal.Sealer { return s.seal }
+
+var playerRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidPlayer reports whether id can name a player.
+func ValidPlayer(id string) bool { return playerRE.MatchString(id) }
+
+// keys of one player, all in the slot of the tag {p:<id>}.
+type keys struct{ tag string }
+
+func keysOf(player string) keys        { return keys{"{p:" + player + "}"} }
+func (k keys) acct() string            { return k.tag + ":acct" }
+func (k keys) limits() string          { return k.tag + ":limits" }
+func (k keys) op(id string) string     { return k.tag + ":op:" + id }
+func (k keys) journal() string         { return k.tag + ":journal" }
+func (k keys) ledger() string          { return k.tag + ":ledger" }
+func (k keys) deposits() string        { return k.tag + ":deposits" }
+func (k keys) history() string         { return k.tag + ":history" }
+func (k keys) open() string            { return k.tag + ":open" }
+func (k keys) owner() string           { return k.tag + ":owner" }
+func (k keys) fence() string           { return k.tag + ":fence" }
+func (k keys) fair() string            { return k.tag + ":fair" }
+func (k keys) game(id string) string   { return k.tag + ":game:" + id }
+func (k keys) loss(t time.Time) string { return k.tag + ":loss:" + t.UTC().Format("20060102") }
+
+const dayTTL = 2 * 24 * 3600 // seconds a daily loss counter is kept
+
+// sealed runs a journaled script: it seals the entry against the cached
+// head, and reseals against the real head if another writer moved it.
+func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
+	run func(e journal.Entry) ([]any, error)) ([]any, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		head, _ := s.heads.Load(player)
+		h, _ := head.(journal.Head)
+		e, err := s.seal.Seal(h, kind, payload)
+		if err != nil {
+			return nil, err
+		}
+		reply, err := run(e)
+		if err != nil {
+			return nil, err
+		}
+		if str(reply, 0) == "err" && str(reply, 1) == "journal_moved" {
+			seq, _ := strconv.ParseInt(str(reply, 3), 10, 64)
+			s.heads.Store(player, journal.Head{Hash: str(reply, 2), Seq: seq})
+			continue
+		}
+		if str(reply, 0) == "ok" {
+			s.heads.Store(player, journal.Head{Hash: e.Hash, Seq: e.Seq})
+		}
+		return reply, nil
+	}
+	return nil, errors.New("wallet: journal head kept moving (too much contention)")
+}
+
+func journalArgs(e journal.Entry) []any {
+	return []any{e.Seq, e.Prev, e.Hash, e.MAC, e.Data}
+}
+
+// replyError converts an {'err', …} reply into an *Error.
+func replyError(r []any) error {
+	e := &Error{Code: str(r, 1)}
+	switch e.Code {
+	case "insufficient_funds":
+		e.Available = num(r, 2)
+	case "limit_reached":
+		e.Reason, e.Limit, e.Available = str(r, 2), num(r, 3), num(r, 4)
+	}
+	return e
+}
+
+func str(r []any, i int) string {
+	if i < len(r) {
+		switch v := r[i].(type) {
+		case string:
+			return v
+		case int64:
+			return strconv.FormatInt(v, 10)
+		}
+	}
+	return ""
+}
+
+func num(r []any, i int) int64 {
+	n, _ := strconv.ParseInt(str(r, i), 10, 64)
+	return n
+}
+
+func (s *Store) nowMS() int64 { return s.Now().UnixMilli() }
+
+func checkArgs(player, opID string, amount int64) error {
+	if !ValidPlayer(player) {
+		return ErrBadPlayer
+	}
+	if amount <= 0 || amount > 1_000_000_00 {
+		return ErrBadAmount
+	}
+	if opID == "" || len(opID) > 128 {
+		return errors.New("operation id must be 1–128 characters")
+	}
+	return nil
+}
+
+// Movement is the journal payload of a deposit or withdrawal.
+type Movement struct {
+	Player string `json:"player"`
+	Op     string `json:"op"`
+	Amount int64  `json:"amount"`
+	At     int64  `json:"at"`
+}
+
+// Deposit credits amount cents, within the weekly deposit cap. A retried
+// opID returns the balance of the first attempt and moves nothing.
+func (s *Store) Deposit(ctx context.Context, player, opID string, amount int64) (int64, error) {
+	if err := checkArgs(player, opID, amount); err != nil {
+		return 0, err
+	}
+	k := keysOf(player)
+	now := s.nowMS()
+	reply, err := s.sealed(ctx, player, "deposit", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
+		args := append([]any{amount, now, s.cfg.DefaultDepositCap, (7 * 24 * time.Hour).Milliseconds(), int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
+		return depositScript.Run(ctx, s.rdb, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...).Slice()
+	})
+	return balanceReply(reply, err)
+}
+
+// Withdraw debits amount cents; refused whole if the balance is short.
+func (s *Store) Withdraw(ctx context.Context, player, opID string, amount int64) (int64, error) {
+	if err := checkArgs(player, opID, amount); err != nil {
+		return 0, err
+	}
+	k := keysOf(player)
+	now := s.nowMS()
+	reply, err := s.sealed(ctx, player, "withdraw", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
+		args := append([]any{amount, now, int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
+		return withdrawScript.Run(ctx, s.rdb, []string{k.acct(), k.op(opID), k.journal(), k.ledger()}, args...).Slice()
+	})
+	return balanceReply(reply, err)
+}
+
+func balanceReply(reply []any, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	switch str(reply, 0) {
+	case "ok", "dup":
+		return num(reply, 1), nil
+	}
+	return 0, replyError(reply)
+}
+
+// Account is a player's money as stored.
+type Account struct {
+	Balance   int64 `json:"balance"`
+	House     int64 `json:"house"` // house's net take from this player
+	Deposited int64 `json:"deposited"`
+	Withdrawn int64 `json:"withdrawn"`
+}
+
+// Balanced reports whether the player's books hold.
+func (a Account) Balanced() bool { return a.Balance+a.House == a.Deposited-a.Withdrawn }
+
+// Account reads a player's account.
+func (s *Store) Account(ctx context.Context, player string) (Account, error) {
+	if !ValidPlayer(player) {
+		return Account{}, ErrBadPlayer
+	}
+	return readAccount(ctx, s.rdb, keysOf(player).acct())
+}
+
+func readAccount(ctx context.Context, c redis.Cmdable, key string) (Account, error) {
+	v, err := c.HMGet(ctx, key, "balance", "house", "deposited", "withdrawn").Result()
+	if err != nil {
+		return Account{}, err
+	}
+	n := func(i int) int64 {
+		s, _ := v[i].(string)
+		x, _ := strconv.ParseInt(s, 10, 64)
+		return x
+	}
+	return Account{n(0), n(1), n(2), n(3)}, nil
+}
+
+// Limits are a player's responsible-gaming settings as in force now.
+type Limits struct {
+	DepositCap        int64 `json:"deposit_cap"`
+	DepositCapPending int64 `json:"deposit_cap_pending,omitempty"`
+	DepositCapAt      int64 `json:"deposit_cap_pending_at,omitempty"`
+	LossLimit         int64 `json:"loss_limit"` // −1: none
+	LossLimitPending  int64 `json:"loss_limit_pending,omitempty"`
+	LossLimitAt       int64 `json:"loss_limit_pending_at,omitempty"`
+	ExcludedUntil     int64 `json:"excluded_until,omitempty"` // ms since epoch
+	LostToday         int64 `json:"lost_today"`
+	DepositedWeek     int64 `json:"deposited_week"`
+}
+
+// SetLimit changes one limit: kind is deposit_cap, loss_limit (cents) or
+// excluded_until (ms since epoch). It returns whether the change applies now
+// or at a later time (ms).
+func (s *Store) SetLimit(ctx context.Context, player, kind string, value int64) (now bool, at int64, err error) {
+	if !ValidPlayer(player) {
+		return false, 0, ErrBadPlayer
+	}
+	if value < 0 {
+		return false, 0, &Error{Code: "bad_request"}
+	}
+	reply, err := limitsScript.Run(ctx, s.rdb, []string{keysOf(player).limits()},
+		s.nowMS(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value).Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if str(reply, 0) != "ok" {
+		return false, 0, replyError(reply)
+	}
+	return str(reply, 1) == "now", num(reply, 2), nil
+}
+
+// Limits reads the limits in force and today's and this week's usage.
+func (s *Store) Limits(ctx context.Context, player string) (Limits, error) {
+	if !ValidPlayer(player) {
+		return Limits{}, ErrBadPlayer
+	}
+	k := keysOf(player)
+	now := s.Now()
+	pipe := s.rdb.Pipeline()
+	l := pipe.HGetAll(ctx, k.limits())
+	lost := pipe.Get(ctx, k.loss(now))
+	deps := pipe.ZRangeByScore(ctx, k.deposits(), &redis.ZRangeBy{Min: strconv.FormatInt(now.Add(-7*24*time.Hour).UnixMilli(), 10), Max: "+inf"})
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return Limits{}, err
+	}
+	m := l.Val()
+	get := func(f string, def int64) int64 {
+		if v, ok := m[f]; ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+		return def
+	}
+	out := Limits{
+		DepositCap: get("deposit_cap", s.cfg.DefaultDepositCap), DepositCapPending: get("deposit_cap_pending", 0),
+		DepositCapAt: get("deposit_cap_pending_at", 0), LossLimit: get("loss_limit", -1),
+		LossLimitPending: get("loss_limit_pending", 0), LossLimitAt: get("loss_limit_pending_at", 0),
+		ExcludedUntil: get("excluded_until", 0),
+	}
+	nowMS := now.UnixMilli()
+	if out.DepositCapAt != 0 && out.DepositCapAt <= nowMS {
+		out.DepositCap, out.DepositCapPending, out.DepositCapAt = out.DepositCapPending, 0, 0
+	}
+	if out.LossLimitAt != 0 && out.LossLimitAt <= nowMS {
+		out.LossLimit, out.LossLimitPending, out.LossLimitAt = out.LossLimitPending, 0, 0
+	}
+	out.LostToday, _ = lost.Int64()
+	for _, m := range deps.Val() {
+		if i := lastColon(m); i >= 0 {
+			n, _ := strconv.ParseInt(m[i+1:], 10, 64)
+			out.DepositedWeek += n
+		}
+	}
+	return out, nil
+}
+
+func lastColon(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ':' {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,420 @@
+package wallet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/engine"
+	"keno/server/redistest"
+)
+
+var testKey = []byte("test-seal-key-0123456789abcdef")
+
+func newStore(t testing.TB, rdb redis.UniversalClient) *Store {
+	cfg := DefaultConfig()
+	s, err := New(rdb, testKey, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// eachBackend runs a test against a real redis-server and miniredis.
+func eachBackend(t *testing.T, fn func(t *testing.T, s *Store)) {
+	for _, b := range redistest.Backends() {
+		t.Run(b.Name, func(t *testing.T) { fn(t, newStore(t, b.New(t))) })
+	}
+}
+
+// ticket deals n real games of p quick-picked numbers.
+func ticket(t testing.TB, player, id string, n int, stake int64) Ticket {
+	src := engine.NewSecureSource()
+	tk := Ticket{ID: id}
+	for i := 0; i < n; i++ {
+		q, _ := engine.QuickPick(src, 6)
+		picks, _ := engine.ValidatePicks(q)
+		o, err := engine.Default().Deal(src, picks, stake)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Games = append(tk.Games, GameRecord{ID: fmt.Sprintf("%s-%d", id, i), Ticket: id, Index: i, Grids: n,
+			Player: player, Created: time.Now().UnixMilli(), Outcome: o})
+	}
+	return tk
+}
+
+func mustBooks(t testing.TB, s *Store) Books {
+	t.Helper()
+	b, err := s.Books(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Balanced() {
+		t.Fatalf("books do not balance: %+v", b)
+	}
+	return b
+}
+
+func TestDepositWithdrawIdempotent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		bal, err := s.Deposit(ctx, "alice", "dep-1", 5000)
+		if err != nil || bal != 5000 {
+			t.Fatalf("deposit: %d %v", bal, err)
+		}
+		// A retry of the same operation moves nothing and answers the same.
+		bal, err = s.Deposit(ctx, "alice", "dep-1", 5000)
+		if err != nil || bal != 5000 {
+			t.Fatalf("retried deposit: %d %v", bal, err)
+		}
+		if _, err := s.Withdraw(ctx, "alice", "wd-1", 6000); !errors.Is(err, ErrInsufficientFunds) {
+			t.Fatalf("overdraw: %v", err)
+		} else if err.(*Error).Available != 5000 {
+			t.Errorf("available = %d, want 5000", err.(*Error).Available)
+		}
+		bal, err = s.Withdraw(ctx, "alice", "wd-2", 1500)
+		if err != nil || bal != 3500 {
+			t.Fatalf("withdraw: %d %v", bal, err)
+		}
+		if bal, _ = s.Withdraw(ctx, "alice", "wd-2", 1500); bal != 3500 {
+			t.Fatalf("retried withdraw moved money: %d", bal)
+		}
+		a, _ := s.Account(ctx, "alice")
+		if a != (Account{Balance: 3500, Deposited: 5000, Withdrawn: 1500}) {
+			t.Errorf("account %+v", a)
+		}
+		mustBooks(t, s)
+		for _, bad := range []int64{0, -5} {
+			if _, err := s.Deposit(ctx, "alice", "x", bad); err != ErrBadAmount {
+				t.Errorf("deposit %d: %v", bad, err)
+			}
+		}
+		if _, err := s.Deposit(ctx, "al}ice", "x", 10); err != ErrBadPlayer {
+			t.Errorf("bad player id accepted: %v", err)
+		}
+	})
+}
+
+func TestBetSettleExactlyOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "bob", "d", 10_000)
+		fence, _ := s.Claim(ctx, "bob", time.Minute)
+		tk := ticket(t, "bob", "t1", 3, 200)
+		bal, dup, err := s.PlaceBet(ctx, "bob", fence, tk)
+		if err != nil || dup || bal != 10_000-600 {
+			t.Fatalf("bet: %d %v %v", bal, dup, err)
+		}
+		// The same ticket again (a client retry): no second debit.
+		if bal2, dup, err := s.PlaceBet(ctx, "bob", fence, tk); err != nil || !dup || bal2 != bal {
+			t.Fatalf("retried bet: %d %v %v", bal2, dup, err)
+		}
+		open, _ := s.OpenGames(ctx, "bob")
+		if len(open) != 3 || open[0].Index != 0 || open[2].Index != 2 || open[1].Outcome.Numbers != tk.Games[1].Outcome.Numbers {
+			t.Fatalf("open games not recorded with their outcomes: %+v", open)
+		}
+		g := open[0]
+		if err := s.Choose(ctx, "bob", fence, g.ID, ChoiceContinue, "1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Choose(ctx, "bob", fence, g.ID, ChoiceContinue, "0"); !errors.Is(err, ErrAlreadyChosen) {
+			t.Fatalf("changed a final choice: %v", err)
+		}
+		res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{Continue: true})
+		res.Win = 1234 // any amount: the wallet pays what it is told, once
+		// Many concurrent settlements of the same game: exactly one pays.
+		var wg sync.WaitGroup
+		var paid, dups int
+		var mu sync.Mutex
+		for i := 0; i < 20; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := s.Settle(ctx, "bob", fence, g.ID, res)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					t.Error(err)
+				} else if st.Dup {
+					dups++
+				} else {
+					paid++
+				}
+			}()
+		}
+		wg.Wait()
+		if paid != 1 || dups != 19 {
+			t.Fatalf("paid %d times, %d duplicates", paid, dups)
+		}
+		a, _ := s.Account(ctx, "bob")
+		if a.Balance != 10_000-600+1234 || a.House != 600-1234 {
+			t.Fatalf("account after settle %+v", a)
+		}
+		st, _ := s.Game(ctx, "bob", g.ID)
+		if st.Status != "settled" || st.Win != 1234 || st.Continue == nil || !*st.Continue || st.Result == nil {
+			t.Fatalf("settled game %+v", st)
+		}
+		if err := s.Choose(ctx, "bob", fence, g.ID, ChoiceBox, "1"); !errors.Is(err, ErrSettled) {
+			t.Fatalf("choice on a settled game: %v", err)
+		}
+		mustBooks(t, s)
+	})
+}
+
+func TestBetRefusals(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "carol", "d", 1000)
+		fence, _ := s.Claim(ctx, "carol", time.Minute)
+		before, _ := s.Account(ctx, "carol")
+
+		_, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "big", 5, 200+0*1))
+		if err != nil {
+			t.Fatalf("a 10 € ticket on a 10 € balance: %v", err)
+		}
+		var e *Error
+		_, _, err = s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t2", 1, 100))
+		if !errors.As(err, &e) || e.Code != "insufficient_funds" || e.Available != 0 {
+			t.Fatalf("bet on empty balance: %v", err)
+		}
+		s.Deposit(ctx, "carol", "d2", 500)
+
+		// A stale session (taken over) cannot bet.
+		newFence, _ := s.Claim(ctx, "carol", time.Minute)
+		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t3", 1, 100)); !errors.Is(err, ErrFenced) {
+			t.Fatalf("stale fence: %v", err)
+		}
+		fence = newFence
+
+		// Daily loss limit: 10 € already staked today; a limit of 10.50 € leaves 0.50 €.
+		if now, _, err := s.SetLimit(ctx, "carol", "loss_limit", 1050); err != nil || !now {
+			t.Fatalf("set loss limit: %v %v", now, err)
+		}
+		_, _, err = s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t4", 1, 100))
+		if !errors.As(err, &e) || e.Reason != "loss_limit" || e.Limit != 1050 || e.Available != 50 {
+			t.Fatalf("loss limit: %v", err)
+		}
+		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t5", 1, 50)); err != nil {
+			t.Fatalf("bet within the loss limit: %v", err)
+		}
+		// Raising the loss limit waits for the delay.
+		if now, at, _ := s.SetLimit(ctx, "carol", "loss_limit", 100_000); now || at == 0 {
+			t.Fatalf("raise applied at once")
+		}
+		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t6", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "loss_limit"}) {
+			t.Fatalf("raised limit applied early: %v", err)
+		}
+		s.Now = func() time.Time { return time.Now().Add(s.cfg.RaiseDelay + time.Minute) }
+		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t7", 1, 50)); err != nil {
+			t.Fatalf("raised limit after its delay: %v", err)
+		}
+		s.Now = time.Now
+
+		// Self-exclusion: no bet until the date.
+		s.SetLimit(ctx, "carol", "excluded_until", time.Now().Add(time.Hour).UnixMilli())
+		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t8", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
+			t.Fatalf("self-excluded bet: %v", err)
+		}
+		// Shortening an exclusion is not possible.
+		s.SetLimit(ctx, "carol", "excluded_until", time.Now().UnixMilli())
+		if l, _ := s.Limits(ctx, "carol"); l.ExcludedUntil < time.Now().Add(50*time.Minute).UnixMilli() {
+			t.Fatalf("exclusion was shortened: %+v", l)
+		}
+
+		after, _ := s.Account(ctx, "carol")
+		if after.Balance != before.Balance+500-1000-50-50 {
+			t.Fatalf("refusals moved money: %+v → %+v", before, after)
+		}
+		mustBooks(t, s)
+	})
+}
+
+func TestTicketMax(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.cfg.TicketMax = 500 // a 5 € ceiling keeps the test small; production is 500 €
+		s.Deposit(ctx, "dan", "d", 10_000)
+		fence, _ := s.Claim(ctx, "dan", time.Minute)
+		_, _, err := s.PlaceBet(ctx, "dan", fence, ticket(t, "dan", "t", 3, 200))
+		if !errors.Is(err, &Error{Code: "limit_reached", Reason: "ticket_max"}) {
+			t.Fatalf("6 € ticket over a 5 € max: %v", err)
+		}
+	})
+}
+
+func TestDepositCap(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.cfg.DefaultDepositCap = 10_000
+		if _, err := s.Deposit(ctx, "eve", "d1", 8000); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Deposit(ctx, "eve", "d2", 3000)
+		var e *Error
+		if !errors.As(err, &e) || e.Reason != "deposit_cap" || e.Limit != 10_000 || e.Available != 2000 {
+			t.Fatalf("over the weekly cap: %v", err)
+		}
+		// Lowering applies at once.
+		if now, _, _ := s.SetLimit(ctx, "eve", "deposit_cap", 8500); !now {
+			t.Fatal("lowering the cap was delayed")
+		}
+		if _, err := s.Deposit(ctx, "eve", "d3", 1000); !errors.Is(err, ErrLimit) {
+			t.Fatalf("lowered cap not applied: %v", err)
+		}
+		// Raising waits; after the delay it applies (and the week has rolled).
+		s.SetLimit(ctx, "eve", "deposit_cap", 50_000)
+		if _, err := s.Deposit(ctx, "eve", "d4", 1000); !errors.Is(err, ErrLimit) {
+			t.Fatalf("raised cap applied early: %v", err)
+		}
+		l, _ := s.Limits(ctx, "eve")
+		if l.DepositCap != 8500 || l.DepositCapPending != 50_000 || l.DepositedWeek != 8000 {
+			t.Fatalf("limits %+v", l)
+		}
+		s.Now = func() time.Time { return time.Now().Add(s.cfg.RaiseDelay + time.Hour) }
+		if _, err := s.Deposit(ctx, "eve", "d5", 40_000); err != nil {
+			t.Fatalf("after the delay: %v", err)
+		}
+		mustBooks(t, s)
+	})
+}
+
+func TestJournalSealedAndVerified(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "fay", "d", 5000)
+		fence, _ := s.Claim(ctx, "fay", time.Minute)
+		tk := ticket(t, "fay", "t", 2, 100)
+		s.PlaceBet(ctx, "fay", fence, tk)
+		s.Choose(ctx, "fay", fence, tk.Games[0].ID, ChoiceBox, "2")
+		res, _ := engine.Default().Settle(&tk.Games[0].Outcome, engine.Choices{Box: 2})
+		if _, err := s.Settle(ctx, "fay", fence, tk.Games[0].ID, res); err != nil {
+			t.Fatal(err)
+		}
+		// A second store (another server) with a cold head cache writes too.
+		other := newStore(t, s.rdb)
+		if _, err := other.Deposit(ctx, "fay", "d2", 100); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Deposit(ctx, "fay", "d3", 100); err != nil { // this one's cached head is stale now
+			t.Fatal(err)
+		}
+
+		checked, damaged, err := s.VerifyJournals(ctx)
+		if err != nil || checked != 1 || len(damaged) != 0 {
+			t.Fatalf("verify intact: %d %v %v", checked, damaged, err)
+		}
+		entries, _ := s.Journal(ctx, "fay")
+		if len(entries) != 6 {
+			t.Fatalf("%d journal entries, want 6 (deposit, bet, choice, settle, deposit, deposit): %v", len(entries), entries)
+		}
+
+		// Alter one entry's data in place (rewrite the stream with one byte changed).
+		key := keysOf("fay").journal()
+		msgs, _ := s.rdb.XRange(ctx, key, "-", "+").Result()
+		s.rdb.Del(ctx, key)
+		for i, m := range msgs {
+			if i == 1 {
+				m.Values["data"] = m.Values["data"].(string)[:20] + "9" + m.Values["data"].(string)[21:]
+			}
+			s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: m.ID, Values: m.Values})
+		}
+		_, damaged, _ = s.VerifyJournals(ctx)
+		if len(damaged) != 1 || damaged[0].Player != "fay" || damaged[0].Problems[0].Seq != 2 {
+			t.Fatalf("altered entry not caught: %+v", damaged)
+		}
+	})
+}
+
+func TestHistoryPaging(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "gus", "d", 10_000)
+		fence, _ := s.Claim(ctx, "gus", time.Minute)
+		for i := 0; i < 4; i++ {
+			if _, _, err := s.PlaceBet(ctx, "gus", fence, ticket(t, "gus", fmt.Sprint("t", i), 2, 50)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * time.Millisecond)
+		}
+		var seen []string
+		before := int64(0)
+		for {
+			page, err := s.History(ctx, "gus", before, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, g := range page {
+				seen = append(seen, g.ID)
+			}
+			before = page[len(page)-1].Cursor
+		}
+		want := []string{"t3-1", "t3-0", "t2-1", "t2-0", "t1-1", "t1-0", "t0-1", "t0-0"}
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Fatalf("history %v, want %v", seen, want)
+		}
+	})
+}
+
+func TestOwnership(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		a, _ := s.Claim(ctx, "hal", time.Minute)
+		if tok, _ := s.ClaimIfFree(ctx, "hal", time.Minute); tok != "" {
+			t.Fatal("claimed an owned player")
+		}
+		b, _ := s.Claim(ctx, "hal", time.Minute)
+		if a == b {
+			t.Fatal("takeover reused the token")
+		}
+		if ok, _ := s.Renew(ctx, "hal", a, time.Minute); ok {
+			t.Fatal("stale owner renewed")
+		}
+		s.Release(ctx, "hal", a) // no effect: not the owner
+		if o, _ := s.Owner(ctx, "hal"); o != b {
+			t.Fatal("stale release removed the owner")
+		}
+		s.Release(ctx, "hal", b)
+		if tok, _ := s.ClaimIfFree(ctx, "hal", time.Minute); tok == "" {
+			t.Fatal("free player not claimable")
+		}
+	})
+}
+
+func TestFairSeeds(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		st, err := s.Fair(ctx, "ivy")
+		if err != nil || len(st.Commit) != 64 || st.NextNonce != 1 {
+			t.Fatalf("fair state %+v %v", st, err)
+		}
+		s.SetClientSeed(ctx, "ivy", "lucky")
+		seed, client, first, _ := s.Seeds(ctx, "ivy", 3)
+		if client != "lucky" || first != 1 || engine.SeedCommitment(seed) != st.Commit {
+			t.Fatalf("seeds: %q %d", client, first)
+		}
+		if _, _, next, _ := s.Seeds(ctx, "ivy", 1); next != 4 {
+			t.Fatalf("nonce after 3 reserved = %d", next)
+		}
+		revealed, games, commit, _ := s.RotateSeed(ctx, "ivy")
+		if engine.SeedCommitment(mustHex(t, revealed)) != st.Commit || games != 4 || commit == st.Commit {
+			t.Fatalf("rotation revealed %s (%d games)", revealed, games)
+		}
+	})
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	b, err := engine.DecodeSeed(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
