@@ -12,7 +12,8 @@ local first = 13
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
-local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+local a = account(acct)
+local bad = fenced(owner, fence) or journal_moved(a, j.prev)
 if bad then return bad end
 
 local excluded = redis.call('HGET', limits, 'excluded_until')
@@ -29,16 +30,15 @@ if lim then
     return {'err', 'limit_reached', 'loss_limit', tostring(lim), tostring(math.max(lim - lost, 0))}
   end
 end
-local bal = balance(acct)
-if total > bal then
-  return {'err', 'insufficient_funds', tostring(bal)}
+if total > a.balance then
+  return {'err', 'insufficient_funds', tostring(a.balance)}
 end
 
-bal = redis.call('HINCRBY', acct, 'balance', -total)
-redis.call('HINCRBY', acct, 'house', total)
-redis.call('INCRBY', loss, total)
-redis.call('EXPIRE', loss, dayttl)
-redis.call('ZREMRANGEBYSCORE', hist, '-inf', cutoff)
+local bal = a.balance - total
+add_loss(loss, total, dayttl)
+if tonumber(j.seq) % 32 == 0 then -- trim the 31-day history now and then, not on every bet
+  redis.call('ZREMRANGEBYSCORE', hist, '-inf', cutoff)
+end
 local n = 0
 for i = first, #ARGV, 2 do
   n = n + 1
@@ -48,6 +48,6 @@ for i = first, #ARGV, 2 do
   redis.call('SADD', open, gid)
 end
 ledger(lkey, now, 'stake', -total, bal, j.seq)
-journal_append(acct, jkey, j)
+commit(acct, jkey, j, bal, a.house + total)
 redis.call('SET', op, bal, 'EX', opttl)
 return {'ok', tostring(bal)}

@@ -13,8 +13,9 @@ if st[2] then
   if st[2] == value then return {'dup', value} end
   return {'err', 'already_chosen', st[2]}
 end
-local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+local bad = fenced(owner, fence) or journal_moved(account(acct), j.prev)
 if bad then return bad end
 redis.call('HSET', game, field, value)
-journal_append(acct, jkey, j)
+redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
+redis.call('HSET', acct, 'jhead', j.hash, 'jseq', j.seq)
 return {'ok', value}

@@ -6,7 +6,8 @@ local j = journal_args(6)
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
-local moved = journal_moved(acct, j.prev)
+local a = account(acct)
+local moved = journal_moved(a, j.prev)
 if moved then return moved end
 
 local cap = deposit_cap(limits, now, default_cap)
@@ -20,9 +21,9 @@ if used + amount > cap then
 end
 redis.call('ZADD', deps, now, j.seq .. ':' .. amount)
 redis.call('PEXPIRE', deps, week)
-local bal = redis.call('HINCRBY', acct, 'balance', amount)
+local bal = a.balance + amount
 redis.call('HINCRBY', acct, 'deposited', amount)
 ledger(lkey, now, 'deposit', amount, bal, j.seq)
-journal_append(acct, jkey, j)
+commit(acct, jkey, j, bal, a.house)
 redis.call('SET', op, bal, 'EX', opttl)
 return {'ok', tostring(bal)}

@@ -1,20 +1,33 @@
 -- Shared by every wallet script (prepended in Go). Every key a script
 -- touches belongs to one player and carries the player's {hash tag}.
 
+-- The account hash in one read: balance, house, and the journal head.
+local function account(acct)
+  local a = redis.call('HMGET', acct, 'balance', 'house', 'jhead', 'jseq')
+  return {balance = tonumber(a[1] or '0'), house = tonumber(a[2] or '0'), jhead = a[3] or '', jseq = a[4] or '0'}
+end
+
 -- Journal compare-and-set: the caller sealed the entry against the head it
 -- believed current; if another writer moved the head, nothing is done and
 -- the real head is returned so the caller can seal again.
-local function journal_moved(acct, prev)
-  local head = redis.call('HGET', acct, 'jhead') or ''
-  if head ~= prev then
-    return {'err', 'journal_moved', head, redis.call('HGET', acct, 'jseq') or '0'}
+local function journal_moved(a, prev)
+  if a.jhead ~= prev then
+    return {'err', 'journal_moved', a.jhead, a.jseq}
   end
   return nil
 end
 
-local function journal_append(acct, jkey, j)
+-- Writes the new balance and house take (integers well below 2^53, exact
+-- in Lua) together with the journal head, and appends the journal entry.
+local function commit(acct, jkey, j, bal, house)
   redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
-  redis.call('HSET', acct, 'jhead', j.hash, 'jseq', j.seq)
+  redis.call('HSET', acct, 'balance', string.format('%d', bal), 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq)
+end
+
+-- Adds to the daily loss counter, giving it a lifetime when it is new.
+local function add_loss(loss, amount, ttl)
+  local v = redis.call('INCRBY', loss, amount)
+  if v == amount then redis.call('EXPIRE', loss, ttl) end
 end
 
 -- Reads the 5 journal arguments starting at ARGV[i].
@@ -35,9 +48,6 @@ local function ledger(lkey, now, kind, amount, balance, ref)
   redis.call('XADD', lkey, 'MAXLEN', '~', '10000', '*', 't', now, 'kind', kind, 'amount', amount, 'balance', balance, 'ref', ref)
 end
 
-local function balance(acct)
-  return tonumber(redis.call('HGET', acct, 'balance') or '0')
-end
 
 -- A limit's value in force: a pending raise applies once its date passed.
 -- Fields: <name>, <name>_pending, <name>_pending_at. Returns nil if unset.

@@ -8,17 +8,16 @@ local j = journal_args(8)
 
 local st = redis.call('HMGET', game, 'status', 'win')
 if not st[1] then return {'err', 'no_game'} end
-if st[1] == 'settled' then return {'dup', st[2], tostring(balance(acct))} end
-local bad = fenced(owner, fence) or journal_moved(acct, j.prev)
+local a = account(acct)
+if st[1] == 'settled' then return {'dup', st[2], tostring(a.balance)} end
+local bad = fenced(owner, fence) or journal_moved(a, j.prev)
 if bad then return bad end
 
-local bal = redis.call('HINCRBY', acct, 'balance', win)
-redis.call('HINCRBY', acct, 'house', 0 - win) -- not -win: Lua's -0 reaches Redis as "-0"
-redis.call('DECRBY', loss, win)
-redis.call('EXPIRE', loss, dayttl)
+local bal = a.balance + win
+add_loss(loss, 0 - win, dayttl) -- not -win: Lua's -0 reaches Redis as "-0"
 redis.call('HSET', game, 'status', 'settled', 'win', win, 'result', result, 'settled', now)
 redis.call('EXPIRE', game, keep)
 redis.call('SREM', open, gid)
 ledger(lkey, now, 'win', win, bal, gid)
-journal_append(acct, jkey, j)
+commit(acct, jkey, j, bal, a.house - win)
 return {'ok', tostring(win), tostring(bal)}

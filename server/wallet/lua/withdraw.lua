@@ -6,15 +6,15 @@ local j = journal_args(4)
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
-local moved = journal_moved(acct, j.prev)
+local a = account(acct)
+local moved = journal_moved(a, j.prev)
 if moved then return moved end
-local bal = balance(acct)
-if amount > bal then
-  return {'err', 'insufficient_funds', tostring(bal)}
+if amount > a.balance then
+  return {'err', 'insufficient_funds', tostring(a.balance)}
 end
-bal = redis.call('HINCRBY', acct, 'balance', -amount)
+local bal = a.balance - amount
 redis.call('HINCRBY', acct, 'withdrawn', amount)
 ledger(lkey, now, 'withdraw', -amount, bal, j.seq)
-journal_append(acct, jkey, j)
+commit(acct, jkey, j, bal, a.house)
 redis.call('SET', op, bal, 'EX', opttl)
 return {'ok', tostring(bal)}

@@ -1,0 +1,46 @@
+package wallet
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"keno/engine"
+	"keno/server/redistest"
+)
+
+// BenchmarkSettledBets: one op = one single-game ticket accepted (debit,
+// record, journal) and settled (credit, journal), from many concurrent
+// players against one local redis-server. Goal ≥ 10 000 bets/s.
+func BenchmarkSettledBets(b *testing.B) {
+	srv := redistest.Start(b, "--appendfsync", "everysec")
+	s := newStore(b, srv.Client())
+	s.cfg.DefaultDepositCap = 1 << 50
+	ctx := context.Background()
+	var nextPlayer atomic.Int64
+	tab := engine.Default()
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		player := fmt.Sprint("bench", nextPlayer.Add(1))
+		s.Deposit(ctx, player, "d", 1_000_000_00)
+		fence, _ := s.Claim(ctx, player, time.Hour)
+		src := engine.NewSecureSource()
+		picks, _ := engine.ValidatePicks([]int{1, 5, 9, 13, 17, 21})
+		for i := 0; pb.Next(); i++ {
+			o, _ := tab.Deal(src, picks, 100)
+			id := fmt.Sprintf("%s-%d", player, i)
+			tk := Ticket{ID: id, Games: []GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Outcome: o}}}
+			if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
+				b.Fatal(err)
+			}
+			res, _ := tab.Settle(&o, engine.Choices{})
+			if _, err := s.Settle(ctx, player, fence, id, res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
+}
