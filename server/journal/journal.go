@@ -82,7 +82,9 @@ type Problem struct {
 	What  string // what is wrong
 }
 
-func (p Problem) String() string { return fmt.Sprintf("entry #%d (seq %d): %s", p.Index, p.Seq, p.What) }
+func (p Problem) String() string {
+	return fmt.Sprintf("entry #%d (seq %d): %s", p.Index, p.Seq, p.What)
+}
 
 // Verify walks a chain in stored order and reports every broken, reordered,
 // missing or altered entry. An empty result means the chain is intact.
