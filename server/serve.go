@@ -1,7 +1,89 @@
 package main
 
-import "errors"
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
-func serve(args []string) error { return errors.New("serve: not built yet") }
+	"keno/server/app"
+)
 
-func verify(args []string) error { return errors.New("verify: not built yet") }
+// serve runs the game server until SIGINT/SIGTERM, then shuts down
+// gracefully (running reveals reach a pause; open games go to recovery).
+func serve(args []string) error {
+	cfg, err := app.ParseConfig(args)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		a.Close()
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops: http://%s/ops.html?token=%s\n\n", l.Addr(), l.Addr(), opsHint(cfg))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return a.Run(ctx, l)
+}
+
+// opsHint shows the dev ops token; a production token is never printed.
+func opsHint(cfg app.Config) string {
+	if cfg.Mode == "dev" {
+		return cfg.OpsToken
+	}
+	return "<KENO_OPS_TOKEN>"
+}
+
+// verify walks every player's sealed journal and reports tampering.
+func verify(args []string) error {
+	cfg, err := app.ParseConfig(args)
+	if err != nil {
+		return err
+	}
+	if cfg.RedisURL == "" {
+		return fmt.Errorf("verify needs REDIS_URL (the embedded Redis of a dev server is not reachable)")
+	}
+	rdb, _, err := app.Connect(cfg.RedisURL, false)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	store, err := app.NewStore(rdb, cfg)
+	if err != nil {
+		return err
+	}
+	checked, damaged, err := store.VerifyJournals(context.Background())
+	if err != nil {
+		return err
+	}
+	for _, d := range damaged {
+		fmt.Printf("player %s (%d entries):\n", d.Player, d.Entries)
+		for _, p := range d.Problems {
+			fmt.Printf("  %s\n", p)
+		}
+	}
+	books, err := store.Books(context.Background())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("journals: %d checked, %d damaged\nbooks: %d players, balances %d + house %d = deposits %d − withdrawals %d: %s\n",
+		checked, len(damaged), books.Players, books.Balances, books.House, books.Deposited, books.Withdrawn, verdict(books.Balanced()))
+	if len(damaged) > 0 || !books.Balanced() {
+		return fmt.Errorf("verification failed")
+	}
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "balanced"
+	}
+	return "NOT BALANCED"
+}

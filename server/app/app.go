@@ -1,0 +1,276 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	clientjs "keno/client-js"
+	"keno/engine"
+	"keno/server/auth"
+	"keno/server/metrics"
+	"keno/server/ratelimit"
+	"keno/server/session"
+	"keno/server/wallet"
+)
+
+// App is one running keno server.
+type App struct {
+	Cfg     Config
+	Log     zerolog.Logger
+	Redis   redis.UniversalClient
+	Store   *wallet.Store
+	Hub     *session.Hub
+	Signer  *auth.Signer
+	Metrics *metrics.Metrics
+	Ops     *OpsFeed
+
+	embedded *miniredis.Miniredis
+	started  time.Time
+}
+
+// New connects to Redis and assembles the server (it does not listen yet).
+func New(cfg Config) (*App, error) {
+	a := &App{Cfg: cfg, started: time.Now()}
+	a.Log = newLogger(cfg)
+	rdb, embedded, err := Connect(cfg.RedisURL, cfg.Mode == "dev")
+	if err != nil {
+		return nil, err
+	}
+	a.Redis, a.embedded = rdb, embedded
+	if embedded != nil {
+		a.Log.Warn().Str("addr", embedded.Addr()).Msg("no REDIS_URL: using an embedded in-memory Redis (dev only; money is lost at exit)")
+	}
+	if a.Store, err = NewStore(rdb, cfg); err != nil {
+		return nil, err
+	}
+	if a.Signer, err = auth.NewSigner([]byte(cfg.TokenKey)); err != nil {
+		return nil, err
+	}
+	a.Metrics = metrics.New()
+	a.Metrics.OpenFilesLimit.Set(float64(raiseOpenFiles(a.Log)))
+	limiter := ratelimit.New(rdb, ratelimit.DefaultRules())
+	a.Hub = session.NewHub(cfg.Session, engine.Default(), a.Store, a.Signer, limiter, a.Metrics, a.Log)
+	a.Ops = newOpsFeed(a)
+	return a, nil
+}
+
+// NewStore opens the wallet over rdb with the configured seal key.
+func NewStore(rdb redis.UniversalClient, cfg Config) (*wallet.Store, error) {
+	return wallet.New(rdb, []byte(cfg.SealKey), wallet.DefaultConfig())
+}
+
+// Connect opens the Redis named by url: redis://, rediss://, unix://, or
+// redis+cluster://host:port,host:port for a Redis Cluster. An empty url
+// starts an embedded miniredis when allowed (dev mode).
+func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.Miniredis, error) {
+	switch {
+	case url == "" && allowEmbedded:
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil {
+			return nil, nil, err
+		}
+		return redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: 64}), m, nil
+	case url == "":
+		return nil, nil, errors.New("REDIS_URL is required")
+	case strings.HasPrefix(url, "redis+cluster://"):
+		rest := strings.TrimPrefix(url, "redis+cluster://")
+		var password string
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			_, password, _ = strings.Cut(rest[:at], ":")
+			rest = rest[at+1:]
+		}
+		addrs := strings.Split(strings.TrimSuffix(rest, "/"), ",")
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, PoolSize: 64,
+			MaxRedirects: 8, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}), nil, nil
+	default:
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		opt.PoolSize = 64
+		return redis.NewClient(opt), nil, nil
+	}
+}
+
+func newLogger(cfg Config) zerolog.Logger {
+	var l zerolog.Logger
+	if cfg.LogPretty {
+		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"})
+	} else {
+		l = zerolog.New(os.Stderr)
+	}
+	level, err := zerolog.ParseLevel(cfg.LogLevel)
+	if err != nil || cfg.LogLevel == "" {
+		level = zerolog.InfoLevel
+	}
+	return l.Level(level).With().Timestamp().Str("server", cfg.ServerID).Logger()
+}
+
+// raiseOpenFiles lifts the soft open-file limit to the hard one (each
+// player is a socket) and returns the limit in force.
+func raiseOpenFiles(log zerolog.Logger) uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	if r.Cur < r.Max {
+		r.Cur = r.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+		syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+	log.Info().Uint64("open_files_limit", r.Cur).Msg("open-file limit (about one per connected player)")
+	return r.Cur
+}
+
+// Handler returns the server's HTTP routes.
+func (a *App) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /ws", a.Hub)
+	static, _ := fs.Sub(clientjs.Files, ".")
+	mux.Handle("GET /", http.FileServerFS(static))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", a.ready)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /api/dev/login", a.devLogin)
+	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.opsDeposit))
+	mux.HandleFunc("GET /api/ops/books", a.opsOnly(a.opsBooks))
+	mux.HandleFunc("GET /ops/feed", a.opsOnly(a.Ops.serveSSE))
+	return mux
+}
+
+func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	if err := a.Redis.Ping(ctx).Err(); err != nil {
+		http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// devLogin issues a 12-hour token for ?player= (dev mode only): the
+// stand-in for the operator's own login.
+func (a *App) devLogin(w http.ResponseWriter, r *http.Request) {
+	if a.Cfg.Mode != "dev" {
+		http.Error(w, "dev login is disabled in production", http.StatusNotFound)
+		return
+	}
+	player := r.URL.Query().Get("player")
+	if !wallet.ValidPlayer(player) {
+		http.Error(w, wallet.ErrBadPlayer.Error(), http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"player": player, "token": a.Signer.Issue(player, time.Now().Add(12*time.Hour))})
+}
+
+// opsOnly requires the ops bearer token (or ?token= for the browser feed).
+func (a *App) opsOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if tok == "" {
+			tok = r.URL.Query().Get("token")
+		}
+		if !constantTimeEqual(tok, a.Cfg.OpsToken) {
+			http.Error(w, "ops token required", http.StatusUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// opsDeposit credits a player from the operator's cashier.
+func (a *App) opsDeposit(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Player string `json:"player"`
+		Amount int64  `json:"amount"`
+		Op     string `json:"op"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+		http.Error(w, "bad JSON", http.StatusBadRequest)
+		return
+	}
+	bal, err := a.Store.Deposit(r.Context(), req.Player, "ops-"+req.Op, req.Amount)
+	var we *wallet.Error
+	switch {
+	case errors.As(err, &we):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": we.Code, "reason": we.Reason, "limit": we.Limit, "available": we.Available})
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"player": req.Player, "balance": bal})
+	}
+}
+
+func (a *App) opsBooks(w http.ResponseWriter, r *http.Request) {
+	b, err := a.Store.Books(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"books": b, "balanced": b.Balanced()})
+}
+
+// Run serves on l until ctx ends, then shuts down gracefully.
+func (a *App) Run(ctx context.Context, l net.Listener) error {
+	bg, stop := context.WithCancel(context.Background())
+	defer stop()
+	go a.Hub.Sweep(bg)
+	go a.Hub.ListenTakeovers(bg)
+	go a.Ops.run(bg)
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	a.Log.Info().Str("addr", l.Addr().String()).Str("mode", a.Cfg.Mode).Str("profile", a.Cfg.Profile).Msg("keno server listening")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info().Msg("shutting down: finishing reveals in progress")
+	sctx, cancel := context.WithTimeout(context.Background(), a.Cfg.DrainGrace)
+	defer cancel()
+	srv.Shutdown(sctx) // stops accepting; hijacked WebSockets are ours to close
+	a.Hub.Shutdown(sctx)
+	stop()
+	a.Close()
+	return nil
+}
+
+// Close releases Redis (and the embedded one).
+func (a *App) Close() {
+	a.Redis.Close()
+	if a.embedded != nil {
+		a.embedded.Close()
+	}
+}
+
+func constantTimeEqual(a, b string) bool {
+	if len(a) != len(b) || a == "" {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}

@@ -1,0 +1,373 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"keno/engine"
+	"keno/server/session"
+)
+
+// Snapshot is what the live-ops page shows, once a second.
+type Snapshot struct {
+	At            int64   `json:"at"`
+	Server        string  `json:"server"`
+	Online        int     `json:"online"`         // this server
+	OnlineCluster int     `json:"online_cluster"` // every live server
+	Servers       int     `json:"servers"`
+	GamesPerSec   float64 `json:"games_per_sec"`         // this server, last second
+	GamesPerSecCl float64 `json:"games_per_sec_cluster"` // every live server
+	StakesPerMin  int64   `json:"stakes_per_min"`        // cents, last 60 s
+	WinsPerMin    int64   `json:"wins_per_min"`
+	OpenGames     int64   `json:"open_games"` // unsettled, cluster-wide
+
+	// Observed RTP (this server, since start) and its 95% confidence
+	// half-width; the theoretical range spans every pick count and strategy.
+	RTPObserved float64 `json:"rtp_observed"`
+	RTPHalfCI   float64 `json:"rtp_half_ci"`
+	RTPGames    int64   `json:"rtp_games"`
+	RTPMin      float64 `json:"rtp_theory_min"`
+	RTPMax      float64 `json:"rtp_theory_max"`
+	RTPCluster  float64 `json:"rtp_cluster"` // Σ wins / Σ stakes of all servers
+
+	RevealP50  float64 `json:"reveal_p50_ms"` // last 60 s
+	RevealP99  float64 `json:"reveal_p99_ms"`
+	AcceptP50  float64 `json:"accept_p50_ms"`
+	AcceptP99  float64 `json:"accept_p99_ms"`
+	ErrorsPerS float64 `json:"errors_per_sec"`
+	RedisErrs  float64 `json:"redis_errors_per_sec"`
+
+	BigWins []session.BigWin `json:"big_wins"`
+	Redis   RedisState       `json:"redis"`
+}
+
+// RedisState is the health of Redis as seen from this server.
+type RedisState struct {
+	OK        bool    `json:"ok"`
+	PingMS    float64 `json:"ping_ms"`
+	Nodes     int     `json:"nodes"`
+	UsedMem   string  `json:"used_memory"`
+	OpsPerSec int64   `json:"ops_per_sec"`
+	Clients   int64   `json:"clients"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// OpsFeed computes snapshots and fans them out to the ops pages.
+type OpsFeed struct {
+	a *App
+
+	mu      sync.Mutex
+	last    Snapshot
+	subs    map[chan []byte]struct{}
+	history []sample // one a second, newest last, 61 kept
+}
+
+type sample struct {
+	at                  time.Time
+	games, stakes, wins float64
+	errors, redisErrors float64
+	reveal, accept      []bucket
+}
+
+type bucket struct {
+	le    float64
+	count uint64
+}
+
+func newOpsFeed(a *App) *OpsFeed { return &OpsFeed{a: a, subs: map[chan []byte]struct{}{}} }
+
+const serversKey = "keno:servers" // hash: server id → JSON heartbeat
+
+// heartbeat is a server's contribution to the cluster-wide figures.
+type heartbeat struct {
+	At     int64   `json:"at"`
+	Online int     `json:"online"`
+	GPS    float64 `json:"gps"`
+	Stakes float64 `json:"stakes"` // cents since the server started
+	Win    float64 `json:"wins"`
+}
+
+func (f *OpsFeed) run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			snap := f.compute(ctx)
+			b, _ := json.Marshal(snap)
+			f.mu.Lock()
+			f.last = snap
+			for ch := range f.subs {
+				select {
+				case ch <- b:
+				default: // a slow page skips a frame
+				}
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+// Last returns the latest snapshot.
+func (f *OpsFeed) Last() Snapshot {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}
+
+func (f *OpsFeed) compute(ctx context.Context) Snapshot {
+	a := f.a
+	now := time.Now()
+	s := Snapshot{At: now.UnixMilli(), Server: a.Cfg.ServerID, Online: a.Hub.Online()}
+	cur := f.gather(now)
+	f.history = append(f.history, cur)
+	if len(f.history) > 61 {
+		f.history = f.history[len(f.history)-61:]
+	}
+	if n := len(f.history); n >= 2 {
+		prev := f.history[n-2]
+		dt := cur.at.Sub(prev.at).Seconds()
+		s.GamesPerSec = (cur.games - prev.games) / dt
+		s.ErrorsPerS = (cur.errors - prev.errors) / dt
+		s.RedisErrs = (cur.redisErrors - prev.redisErrors) / dt
+		first := f.history[0]
+		s.StakesPerMin = int64(cur.stakes - first.stakes)
+		s.WinsPerMin = int64(cur.wins - first.wins)
+		s.RevealP50, s.RevealP99 = quantileMS(first.reveal, cur.reveal, 0.5), quantileMS(first.reveal, cur.reveal, 0.99)
+		s.AcceptP50, s.AcceptP99 = quantileMS(first.accept, cur.accept, 0.5), quantileMS(first.accept, cur.accept, 0.99)
+	}
+	rtp := a.Hub.Events.RTP()
+	if rtp.N > 1 {
+		mean := rtp.Sum / float64(rtp.N)
+		variance := math.Max(0, rtp.SumSq/float64(rtp.N)-mean*mean)
+		s.RTPObserved, s.RTPHalfCI, s.RTPGames = mean, 1.96*math.Sqrt(variance/float64(rtp.N)), rtp.N
+	}
+	s.RTPMin, s.RTPMax = theoryRange()
+
+	// Cluster-wide figures: every server publishes a heartbeat in Redis.
+	hb, _ := json.Marshal(heartbeat{At: s.At, Online: s.Online, GPS: s.GamesPerSec, Stakes: cur.stakes, Win: cur.wins})
+	pipe := a.Redis.Pipeline()
+	pipe.HSet(ctx, serversKey, a.Cfg.ServerID, hb)
+	all := pipe.HGetAll(ctx, serversKey)
+	open := pipe.ZCard(ctx, "keno:open")
+	wins := pipe.LRange(ctx, session.BigWinsKey, 0, 9)
+	pipe.Exec(ctx)
+	var stakesCl, winsCl float64
+	for id, v := range all.Val() {
+		var h heartbeat
+		if json.Unmarshal([]byte(v), &h) != nil || now.UnixMilli()-h.At > 10_000 {
+			a.Redis.HDel(ctx, serversKey, id) // a server gone quiet
+			continue
+		}
+		s.Servers++
+		s.OnlineCluster += h.Online
+		s.GamesPerSecCl += h.GPS
+		stakesCl += h.Stakes
+		winsCl += h.Win
+	}
+	if stakesCl > 0 {
+		s.RTPCluster = winsCl / stakesCl
+	}
+	s.OpenGames = open.Val()
+	for _, w := range wins.Val() {
+		var bw session.BigWin
+		if json.Unmarshal([]byte(w), &bw) == nil {
+			s.BigWins = append(s.BigWins, bw)
+		}
+	}
+	s.Redis = f.redisState(ctx)
+	return s
+}
+
+// gather reads this server's counters and histograms from its registry.
+func (f *OpsFeed) gather(now time.Time) sample {
+	out := sample{at: now}
+	mfs, err := f.a.Metrics.Registry.Gather()
+	if err != nil {
+		return out
+	}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "keno_games_settled_total":
+			out.games = sumCounters(mf)
+		case "keno_stakes_cents_total":
+			out.stakes = sumCounters(mf)
+		case "keno_wins_cents_total":
+			out.wins = sumCounters(mf)
+		case "keno_errors_total":
+			out.errors = sumCounters(mf)
+		case "keno_redis_errors_total":
+			out.redisErrors = sumCounters(mf)
+		case "keno_reveal_lateness_seconds":
+			out.reveal = buckets(mf)
+		case "keno_confirm_accept_seconds":
+			out.accept = buckets(mf)
+		}
+	}
+	return out
+}
+
+func sumCounters(mf *dto.MetricFamily) float64 {
+	var sum float64
+	for _, m := range mf.GetMetric() {
+		sum += m.GetCounter().GetValue()
+	}
+	return sum
+}
+
+func buckets(mf *dto.MetricFamily) []bucket {
+	if len(mf.GetMetric()) == 0 {
+		return nil
+	}
+	var out []bucket
+	for _, b := range mf.GetMetric()[0].GetHistogram().GetBucket() {
+		out = append(out, bucket{b.GetUpperBound(), b.GetCumulativeCount()})
+	}
+	return out
+}
+
+// quantileMS estimates a quantile (ms) of the observations between two
+// cumulative histogram readings, interpolating inside the bucket.
+func quantileMS(old, cur []bucket, q float64) float64 {
+	if len(cur) == 0 {
+		return 0
+	}
+	delta := func(i int) float64 {
+		d := float64(cur[i].count)
+		if i < len(old) {
+			d -= float64(old[i].count)
+		}
+		return d
+	}
+	total := delta(len(cur) - 1)
+	if total <= 0 {
+		return 0
+	}
+	rank := q * total
+	lower, below := 0.0, 0.0
+	for i := range cur {
+		c := delta(i)
+		if c >= rank {
+			frac := (rank - below) / math.Max(c-below, 1)
+			return 1000 * (lower + frac*(cur[i].le-lower))
+		}
+		lower, below = cur[i].le, c
+	}
+	return 1000 * cur[len(cur)-1].le
+}
+
+var (
+	theoryOnce         sync.Once
+	theoryLo, theoryHi float64
+)
+
+// theoryRange is the lowest and highest exact RTP over every pick count,
+// stake and strategy: the band an honest game's observed RTP converges into.
+func theoryRange() (float64, float64) {
+	theoryOnce.Do(func() {
+		theoryLo, theoryHi = math.Inf(1), math.Inf(-1)
+		for _, s := range engine.Default().ComputePAR().Sheets {
+			for _, r := range []*big.Rat{s.RTPStop, s.RTPContinue} {
+				x, _ := r.Float64()
+				theoryLo, theoryHi = math.Min(theoryLo, x), math.Max(theoryHi, x)
+			}
+		}
+	})
+	return theoryLo, theoryHi
+}
+
+func (f *OpsFeed) redisState(ctx context.Context) RedisState {
+	var st RedisState
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	if err := f.a.Redis.Ping(ctx).Err(); err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	st.OK, st.PingMS = true, float64(time.Since(t0).Microseconds())/1000
+	var mu sync.Mutex
+	forEachInfo(ctx, f.a.Redis, func(info string) {
+		mu.Lock()
+		defer mu.Unlock()
+		st.Nodes++
+		for _, line := range strings.Split(info, "\r\n") {
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "used_memory_human":
+				if st.UsedMem == "" {
+					st.UsedMem = v
+				} else {
+					st.UsedMem += " + " + v
+				}
+			case "instantaneous_ops_per_sec":
+				n, _ := strconv.ParseInt(v, 10, 64)
+				st.OpsPerSec += n
+			case "connected_clients":
+				n, _ := strconv.ParseInt(v, 10, 64)
+				st.Clients += n
+			}
+		}
+	})
+	return st
+}
+
+// serveSSE streams snapshots as Server-Sent Events.
+func (f *OpsFeed) serveSSE(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	ch := make(chan []byte, 4)
+	f.mu.Lock()
+	f.subs[ch] = struct{}{}
+	first, _ := json.Marshal(f.last)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.subs, ch)
+		f.mu.Unlock()
+	}()
+	fmt.Fprintf(w, "data: %s\n\n", first)
+	flusher.Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case b := <-ch:
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			flusher.Flush()
+		}
+	}
+}
+
+// forEachInfo runs fn on the INFO text of every master (or the one server).
+func forEachInfo(ctx context.Context, rdb redis.UniversalClient, fn func(string)) {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			fn(n.Info(ctx).Val())
+			return nil
+		})
+		return
+	}
+	fn(rdb.Info(ctx).Val())
+}

@@ -1,0 +1,114 @@
+// Package metrics holds the server's Prometheus metrics. Each server has
+// its own registry (tests run several servers in one process).
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are every figure the server exports at /metrics.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Sessions       prometheus.Gauge
+	Connects       *prometheus.CounterVec // result: ok, unauthorized, rate_limited, …
+	GamesStarted   *prometheus.CounterVec // picks, stake
+	GamesSettled   *prometheus.CounterVec // picks, stake
+	StakesCents    prometheus.Counter
+	WinsCents      prometheus.Counter
+	SoCOffered     prometheus.Counter
+	SoCContinued   prometheus.Counter
+	ExtraPlayed    prometheus.Counter
+	RevealLateness prometheus.Histogram
+	ConfirmAccept  prometheus.Histogram
+	RedisOp        *prometheus.HistogramVec // op
+	RedisErrors    *prometheus.CounterVec   // op
+	Refusals       *prometheus.CounterVec   // code, reason
+	Errors         *prometheus.CounterVec   // code: every error message sent
+	Resumed        prometheus.Counter
+	Recovered      prometheus.Counter
+	TakenOver      prometheus.Counter
+	OpenFilesLimit prometheus.Gauge
+	BigWins        prometheus.Counter
+}
+
+// New registers every metric in a fresh registry, with the Go and process
+// collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	f := factory{r}
+	m := &Metrics{
+		Registry:       r,
+		Sessions:       f.gauge("keno_sessions_connected", "Players connected to this server."),
+		Connects:       f.counterVec("keno_connects_total", "WebSocket connection attempts by result.", "result"),
+		GamesStarted:   f.counterVec("keno_games_started_total", "Games accepted, by pick count and stake (cents).", "picks", "stake"),
+		GamesSettled:   f.counterVec("keno_games_settled_total", "Games settled, by pick count and stake (cents).", "picks", "stake"),
+		StakesCents:    f.counter("keno_stakes_cents_total", "Stakes accepted, cents."),
+		WinsCents:      f.counter("keno_wins_cents_total", "Wins paid, cents."),
+		SoCOffered:     f.counter("keno_soc_offered_total", "Stop-or-Continue offers."),
+		SoCContinued:   f.counter("keno_soc_continued_total", "Stop-or-Continue offers taken (continue)."),
+		ExtraPlayed:    f.counter("keno_extra_played_total", "Extra games played."),
+		RevealLateness: f.histogram("keno_reveal_lateness_seconds", "Delay of each timed reveal message behind its schedule.", prometheus.ExponentialBuckets(0.0005, 2, 14)),
+		ConfirmAccept:  f.histogram("keno_confirm_accept_seconds", "Time from a confirm to its accepted reply.", prometheus.ExponentialBuckets(0.0005, 2, 14)),
+		RedisOp:        f.histogramVec("keno_redis_op_seconds", "Latency of wallet operations in Redis.", prometheus.ExponentialBuckets(0.0001, 2, 16), "op"),
+		RedisErrors:    f.counterVec("keno_redis_errors_total", "Failed Redis operations.", "op"),
+		Refusals:       f.counterVec("keno_refusals_total", "Bets and deposits refused, by code and reason.", "code", "reason"),
+		Errors:         f.counterVec("keno_errors_total", "Error messages sent to clients, by code.", "code"),
+		Resumed:        f.counter("keno_games_resumed_total", "Games resumed after a reconnection."),
+		Recovered:      f.counter("keno_games_recovered_total", "Abandoned games settled by the recovery sweeper."),
+		TakenOver:      f.counter("keno_sessions_taken_over_total", "Sessions ended by a newer connection of the same player."),
+		OpenFilesLimit: f.gauge("keno_open_files_limit", "The open-file limit (RLIMIT_NOFILE) this process runs under."),
+		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
+	}
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveRedis records one wallet operation's latency and error.
+func (m *Metrics) ObserveRedis(op string, start time.Time, err error) {
+	m.RedisOp.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.RedisErrors.WithLabelValues(op).Inc()
+	}
+}
+
+// Game labels.
+func Labels(picks int, stake int64) []string {
+	return []string{strconv.Itoa(picks), strconv.FormatInt(stake, 10)}
+}
+
+type factory struct{ r *prometheus.Registry }
+
+func (f factory) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	f.r.MustRegister(g)
+	return g
+}
+
+func (f factory) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	f.r.MustRegister(c)
+	return c
+}
+
+func (f factory) histogram(name, help string, buckets []float64) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+	f.r.MustRegister(h)
+	return h
+}
+
+func (f factory) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	f.r.MustRegister(h)
+	return h
+}

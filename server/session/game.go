@@ -1,0 +1,312 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"keno/engine"
+	"keno/protocol"
+	"keno/server/metrics"
+	"keno/server/wallet"
+)
+
+// awaiting is a decision the game goroutine waits for.
+type awaiting struct {
+	game string
+	kind string // "continue" or "box"
+	ch   chan decision
+}
+
+type decision struct {
+	id   string // request id, echoed in the acknowledgement
+	cont bool
+	box  int
+}
+
+// TOk acknowledges a choice once it is recorded.
+const TOk = "ok"
+
+// play streams the games of a ticket (or games being resumed) in a second
+// goroutine, one after the other.
+func (s *Session) play(games []*wallet.GameState, resumed bool) {
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.playing = done
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			s.playing, s.await = nil, nil
+			s.mu.Unlock()
+			close(done)
+		}()
+		var ticketWin int64
+		for _, g := range games {
+			win, balance, ok := s.playGame(g, resumed)
+			if !ok {
+				return // the session ended or Redis failed: the game stays open for recovery
+			}
+			ticketWin += win
+			if g.Index == g.Grids-1 {
+				s.send(&protocol.Message{Type: protocol.TTicketDone, Ticket: g.Ticket, Win: ticketWin, Balance: &balance})
+				ticketWin = 0
+			}
+		}
+	}()
+}
+
+// pacer schedules timed messages from a start instant; an instant pacer
+// (replaying what a resumed player already saw) sends at once.
+type pacer struct {
+	s       *Session
+	start   time.Time
+	instant bool
+	timer   *time.Timer
+}
+
+func (p *pacer) restart() { p.start, p.instant = time.Now(), false }
+
+// at sends m at start+offset, recording how late it went out.
+func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
+	when := p.start.Add(offset)
+	m.T = when.UnixMilli()
+	if !p.instant {
+		if d := time.Until(when); d > 0 {
+			if p.timer == nil {
+				p.timer = time.NewTimer(d)
+			} else {
+				p.timer.Reset(d)
+			}
+			select {
+			case <-p.timer.C:
+			case <-p.s.ctx.Done():
+				return false
+			}
+		}
+		p.s.hub.metrics.RevealLateness.Observe(time.Since(when).Seconds())
+	}
+	return p.s.send(m)
+}
+
+// playGame reveals one game, collects the player's choices, settles it and
+// returns the win and the new balance. ok is false if it could not finish.
+func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int64, ok bool) {
+	cfg := s.hub.cfg
+	tab := s.hub.table
+	o := &g.Outcome
+	main := tab.Evaluate(o)
+	p := &pacer{s: s, start: time.Now(), instant: resumed}
+	defer func() {
+		if p.timer != nil {
+			p.timer.Stop()
+		}
+	}()
+
+	if !s.send(&protocol.Message{Type: protocol.TGameStart, Game: g.ID, Ticket: g.Ticket, Index: g.Index, Of: g.Grids, Picks: o.Picks, Stake: o.Stake}) {
+		return 0, 0, false
+	}
+	// Step 1: the ten colours; step 2: the numbers, up to a matched red.
+	for i, c := range o.Colors {
+		if !p.at(time.Duration(i)*cfg.ColorInterval, &protocol.Message{Type: protocol.TColor, Game: g.ID, Pos: i, Color: c.String()}) {
+			return 0, 0, false
+		}
+	}
+	step2 := engine.Drawn * cfg.ColorInterval
+	for i := 0; i < main.Revealed; i++ {
+		m := &protocol.Message{Type: protocol.TNumber, Game: g.ID, Pos: i, Number: int(o.Numbers[i]), Hit: main.Hits[i]}
+		if main.Hits[i] && o.Colors[i] != engine.Blue {
+			m.Effect = o.Colors[i].String()
+		}
+		if !p.at(step2+time.Duration(i)*cfg.NumberInterval, m) {
+			return 0, 0, false
+		}
+	}
+	choices := g.Choices()
+	askSoC := main.SoC && g.Continue == nil
+	var socCh chan decision
+	if askSoC {
+		socCh = s.expect(g.ID, "continue") // before the offer goes out: the answer may be quick
+	}
+	if !p.at(step2+time.Duration(main.Revealed)*cfg.NumberInterval, &protocol.Message{Type: protocol.TMainResult, Game: g.ID, Main: &main}) {
+		return 0, 0, false
+	}
+	if main.SoC {
+		s.hub.metrics.SoCOffered.Inc()
+		if askSoC {
+			d, ok := s.decide(socCh)
+			if !ok || !s.record(g.ID, d.id, wallet.ChoiceContinue, boolValue(d.cont)) {
+				return 0, 0, false
+			}
+			choices.Continue = d.cont
+			p.restart()
+		}
+		if choices.Continue {
+			s.hub.metrics.SoCContinued.Inc()
+			mask := map[uint8]bool{}
+			for _, n := range o.Picks {
+				mask[n] = true
+			}
+			for i, n := range o.SoCDraw {
+				if !p.at(time.Duration(i+1)*cfg.SoCInterval, &protocol.Message{Type: protocol.TSoCDraw, Game: g.ID, Pos: i, Number: int(n), Hit: mask[n]}) {
+					return 0, 0, false
+				}
+			}
+		}
+	}
+	res, err := tab.Settle(o, choices)
+	if err != nil {
+		return 0, 0, false
+	}
+	if res.Continued && !s.send(&protocol.Message{Type: protocol.TSoCResult, Game: g.ID, Hits: res.SoCHits, Gain: res.SoCGain}) {
+		return 0, 0, false
+	}
+	if main.Green {
+		s.hub.metrics.ExtraPlayed.Inc()
+		if g.Box == nil {
+			boxCh := s.expect(g.ID, "box")
+			if !s.send(&protocol.Message{Type: protocol.TExtraOffer, Game: g.ID}) {
+				return 0, 0, false
+			}
+			d, ok := s.decide(boxCh)
+			if !ok || !s.record(g.ID, d.id, wallet.ChoiceBox, strconv.Itoa(d.box)) {
+				return 0, 0, false
+			}
+			choices.Box = d.box
+			if res, err = tab.Settle(o, choices); err != nil {
+				return 0, 0, false
+			}
+		}
+		box := res.Box
+		if !s.send(&protocol.Message{Type: protocol.TExtraResult, Game: g.ID, Box: &box, Boxes: o.Boxes[:], Prize: res.ExtraWin}) {
+			return 0, 0, false
+		}
+	}
+
+	st, err := s.settle(g, res)
+	if err != nil {
+		return 0, 0, false
+	}
+	s.send(&protocol.Message{Type: protocol.TSettled, Game: g.ID, Win: st.Win, Balance: &st.Balance, Result: &res})
+	return st.Win, st.Balance, true
+}
+
+// settle pays the game (once, whatever happens) and updates the figures.
+func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlement, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	st, err := s.hub.store.Settle(ctx, s.player, s.fence, g.ID, res)
+	s.hub.metrics.ObserveRedis("settle", t0, err)
+	if err != nil {
+		if errors.Is(err, wallet.ErrFenced) {
+			s.takenOver()
+		} else {
+			s.hub.log.Error().Err(err).Str("game", g.ID).Msg("settle failed; left for recovery")
+			s.fail("", protocol.Errf(protocol.CodeInternal, "your game is safe and will be settled; reconnect in a moment"))
+		}
+		return st, err
+	}
+	s.hub.store.Unindex(ctx, s.player, g.ID)
+	if !st.Dup {
+		s.hub.countSettled(s.player, g, res)
+	}
+	return st, nil
+}
+
+// countSettled updates the metrics and events of a settled game.
+func (h *Hub) countSettled(player string, g *wallet.GameState, res engine.Result) {
+	o := &g.Outcome
+	h.metrics.GamesSettled.WithLabelValues(metrics.Labels(len(o.Picks), o.Stake)...).Inc()
+	h.metrics.WinsCents.Add(float64(res.Win))
+	h.Events.settled(o.Stake, res.Win)
+	if res.Win >= BigWinFactor*o.Stake {
+		h.metrics.BigWins.Inc()
+		b, _ := json.Marshal(BigWin{time.Now().UnixMilli(), player, g.ID, o.Stake, res.Win})
+		pipe := h.store.Redis().Pipeline()
+		pipe.LPush(context.Background(), BigWinsKey, b)
+		pipe.LTrim(context.Background(), BigWinsKey, 0, 19)
+		pipe.Exec(context.Background())
+	}
+}
+
+// expect opens the window for the player's choice of kind on game.
+func (s *Session) expect(game, kind string) chan decision {
+	ch := make(chan decision, 1)
+	s.mu.Lock()
+	s.await = &awaiting{game: game, kind: kind, ch: ch}
+	s.mu.Unlock()
+	return ch
+}
+
+// decide waits for the choice expected. A player who does not choose
+// within DecisionTimeout gets the default (stop, first box).
+func (s *Session) decide(ch chan decision) (decision, bool) {
+	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
+	defer timer.Stop()
+	select {
+	case d := <-ch:
+		return d, true
+	case <-timer.C:
+		s.mu.Lock()
+		s.await = nil
+		s.mu.Unlock()
+		select {
+		case d := <-ch: // the choice arrived just in time
+			return d, true
+		default:
+			return decision{}, true
+		}
+	case <-s.ctx.Done():
+		return decision{}, false
+	}
+}
+
+// decision hands a choice to the waiting game, or refuses it.
+func (s *Session) decision(req *protocol.Request, kind string, d decision) {
+	s.mu.Lock()
+	a := s.await
+	if a == nil || a.game != req.Game || a.kind != kind {
+		s.mu.Unlock()
+		what := map[string]string{"continue": "Stop-or-Continue", "box": "Extra"}[kind]
+		s.refuse(req.ID, protocol.Errf(protocol.CodeNotYourTurn, "no %s choice is offered for game %q now", what, req.Game))
+		return
+	}
+	s.await = nil
+	s.mu.Unlock()
+	a.ch <- d
+}
+
+// record makes a choice durable (journaled) before it takes effect, then
+// acknowledges it.
+func (s *Session) record(game, reqID, field, value string) bool {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	err := s.hub.store.Choose(ctx, s.player, s.fence, game, field, value)
+	s.hub.metrics.ObserveRedis("choose", t0, err)
+	switch {
+	case errors.Is(err, wallet.ErrFenced):
+		s.takenOver()
+		return false
+	case errors.Is(err, wallet.ErrAlreadyChosen):
+		// Another session recorded a choice first; it stands. Reload it.
+		return false
+	case err != nil:
+		s.fail(reqID, protocol.Errf(protocol.CodeInternal, "your choice could not be recorded; reconnect to resume the game"))
+		return false
+	}
+	if reqID != "" {
+		s.send(&protocol.Message{Type: TOk, ID: reqID, Game: game})
+	}
+	return true
+}
+
+func boolValue(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,315 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"keno/engine"
+	"keno/protocol"
+	"keno/server/metrics"
+	"keno/server/ratelimit"
+	"keno/server/wallet"
+)
+
+// Quick picks use a pooled secure generator (one per goroutine at a time).
+var sources = sync.Pool{New: func() any { return engine.NewSecureSource() }}
+
+func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
+	grids := make([]gridSpec, len(req.Grids))
+	for i, g := range req.Grids {
+		if !s.hub.table.ValidStake(g.Stake) {
+			return protocol.Errf(protocol.CodeInvalidStake, "grid %d: stake must be one of %v cents", i+1, s.hub.table.Stakes)
+		}
+		picks := g.Picks
+		if g.QuickPick != 0 {
+			src := sources.Get().(*engine.SecureSource)
+			q, err := engine.QuickPick(src, g.QuickPick)
+			sources.Put(src)
+			if err != nil {
+				return protocol.Errf(protocol.CodeInvalidPicks, "grid %d: quick pick %v", i+1, err)
+			}
+			picks = q
+		}
+		p, err := engine.ValidatePicks(picks)
+		if err != nil {
+			return protocol.Errf(protocol.CodeInvalidPicks, "grid %d: %v", i+1, err)
+		}
+		grids[i] = gridSpec{picks: p, stake: g.Stake, quick: g.QuickPick != 0}
+	}
+	return s.summarise(ctx, req.ID, grids)
+}
+
+// summarise stores the ticket for confirmation and shows it with warnings.
+func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) error {
+	var total int64
+	out := make([]protocol.GridSummary, len(grids))
+	for i, g := range grids {
+		total += g.stake
+		out[i] = protocol.GridSummary{Picks: g.picks, Stake: g.stake, Quick: g.quick}
+	}
+	acct, err := s.hub.store.Account(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	lim, err := s.hub.store.Limits(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	var warnings []string
+	if total > acct.Balance {
+		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", euros(total), euros(acct.Balance)))
+	}
+	if tm := s.hub.store.Config().TicketMax; total > tm {
+		warnings = append(warnings, fmt.Sprintf("ticket_max: a ticket may not exceed %s", euros(tm)))
+	}
+	if lim.LossLimit >= 0 && lim.LostToday+total > lim.LossLimit {
+		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", euros(max(0, lim.LossLimit-lim.LostToday))))
+	}
+	if lim.ExcludedUntil > time.Now().UnixMilli() {
+		warnings = append(warnings, "self_excluded: you have excluded yourself from play")
+	}
+	t := &pendingTicket{id: newID(), grids: grids}
+	s.mu.Lock()
+	s.pending = t
+	s.mu.Unlock()
+	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &acct.Balance, Warnings: warnings})
+	return nil
+}
+
+func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
+	start := time.Now()
+	s.mu.Lock()
+	t, playing := s.pending, s.playing != nil
+	s.mu.Unlock()
+	if t == nil || t.id != req.Ticket {
+		return protocol.Errf(protocol.CodeNoSuchTicket, "no ticket %q awaits confirmation: build a ticket first", req.Ticket)
+	}
+	if playing {
+		return protocol.Errf(protocol.CodeNotYourTurn, "a ticket is still in play; confirm when it is over")
+	}
+	if ok, retry, err := s.hub.limiter.Allow(ctx, ratelimit.Bet(s.player), s.hub.limiter.Rules.BetsPerPlayer); err != nil {
+		return err
+	} else if !ok {
+		s.hub.metrics.Refusals.WithLabelValues(protocol.CodeRateLimited, "bets").Inc()
+		e := protocol.Errf(protocol.CodeRateLimited, "too many bets: wait a moment")
+		e.RetryMS = retry.Milliseconds() + 1
+		return e
+	}
+
+	// Fix every outcome now, from the committed seed: nothing random later.
+	t0 := time.Now()
+	seed, client, first, err := s.hub.store.Seeds(ctx, s.player, len(t.grids))
+	s.hub.metrics.ObserveRedis("seeds", t0, err)
+	if err != nil {
+		return err
+	}
+	commit := engine.SeedCommitment(seed)
+	tk := wallet.Ticket{ID: t.id}
+	ids := make([]string, len(t.grids))
+	now := time.Now()
+	for i, g := range t.grids {
+		nonce := first + uint64(i)
+		o, err := s.hub.table.Deal(engine.NewFairSource(seed, client, nonce), g.picks, g.stake)
+		if err != nil {
+			return err
+		}
+		ids[i] = fmt.Sprintf("%s-%d", t.id, i)
+		tk.Games = append(tk.Games, wallet.GameRecord{ID: ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
+			Player: s.player, Created: now.UnixMilli(), Fair: wallet.Fairness{Commit: commit, ClientSeed: client, Nonce: nonce}, Outcome: o})
+	}
+	// Scheduled for recovery before the debit: a crash right after the debit
+	// still leaves the games findable by any server.
+	if err := s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)); err != nil {
+		return err
+	}
+	t0 = time.Now()
+	balance, _, err := s.hub.store.PlaceBet(ctx, s.player, s.fence, tk)
+	s.hub.metrics.ObserveRedis("bet", t0, err)
+	if err != nil {
+		for _, id := range ids {
+			s.hub.store.Unindex(context.Background(), s.player, id)
+		}
+		return err
+	}
+	s.mu.Lock()
+	s.pending = nil
+	s.last = t.grids
+	s.mu.Unlock()
+
+	refs := make([]protocol.GameRef, len(tk.Games))
+	states := make([]*wallet.GameState, len(tk.Games))
+	for i, g := range tk.Games {
+		refs[i] = protocol.GameRef{Game: g.ID, Index: i, Nonce: g.Fair.Nonce, Commit: commit}
+		states[i] = &wallet.GameState{GameRecord: g, Status: "open"}
+		s.hub.metrics.GamesStarted.WithLabelValues(metrics.Labels(len(g.Outcome.Picks), g.Outcome.Stake)...).Inc()
+		s.hub.metrics.StakesCents.Add(float64(g.Outcome.Stake))
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
+	s.hub.metrics.ConfirmAccept.Observe(time.Since(start).Seconds())
+	s.play(states, false)
+	return nil
+}
+
+// replay builds a ticket identical to the last one, or to a game of the
+// last 31 days, and shows its summary (confirm as usual).
+func (s *Session) replay(ctx context.Context, req *protocol.Request) error {
+	var grids []gridSpec
+	if req.Last {
+		s.mu.Lock()
+		grids = s.last
+		s.mu.Unlock()
+		if grids == nil {
+			hist, err := s.hub.store.History(ctx, s.player, 0, 1)
+			if err != nil {
+				return err
+			}
+			if len(hist) == 0 {
+				return protocol.Errf(protocol.CodeNoSuchGame, "you have no bet to replay yet")
+			}
+			for i := 0; i < hist[0].Grids; i++ {
+				g, err := s.hub.store.Game(ctx, s.player, fmt.Sprintf("%s-%d", hist[0].Ticket, i))
+				if err != nil {
+					return err
+				}
+				grids = append(grids, gridSpec{picks: g.Outcome.Picks, stake: g.Outcome.Stake})
+			}
+		}
+	} else {
+		g, err := s.hub.store.Game(ctx, s.player, req.Game)
+		if errors.Is(err, wallet.ErrNoGame) || (err == nil && time.Since(time.UnixMilli(g.Created)) > s.hub.store.Config().History) {
+			return protocol.Errf(protocol.CodeNoSuchGame, "no game %q in your last 31 days", req.Game)
+		}
+		if err != nil {
+			return err
+		}
+		grids = []gridSpec{{picks: g.Outcome.Picks, stake: g.Outcome.Stake}}
+	}
+	for i := range grids {
+		grids[i].quick = false // a replay plays the same numbers
+	}
+	return s.summarise(ctx, req.ID, grids)
+}
+
+func (s *Session) limits(ctx context.Context) (*protocol.LimitsInfo, error) {
+	l, err := s.hub.store.Limits(ctx, s.player)
+	if err != nil {
+		return nil, err
+	}
+	li := protocol.LimitsInfo(l)
+	return &li, nil
+}
+
+func (s *Session) balance(ctx context.Context, id string) error {
+	acct, err := s.hub.store.Account(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	lim, err := s.limits(ctx)
+	if err != nil {
+		return err
+	}
+	s.reply(id, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &acct.Balance, Limits: lim})
+	return nil
+}
+
+func (s *Session) history(ctx context.Context, req *protocol.Request) error {
+	games, err := s.hub.store.History(ctx, s.player, req.Before, req.Limit)
+	if err != nil {
+		return err
+	}
+	m := &protocol.Message{Type: protocol.THistoryList, History: []protocol.HistoryItem{}}
+	for _, g := range games {
+		m.History = append(m.History, historyItem(g))
+		m.Next = g.Cursor
+	}
+	s.reply(req.ID, m)
+	return nil
+}
+
+func historyItem(g *wallet.GameState) protocol.HistoryItem {
+	return protocol.HistoryItem{Game: g.ID, Ticket: g.Ticket, Created: g.Created, Picks: g.Outcome.Picks,
+		Stake: g.Outcome.Stake, Status: g.Status, Win: g.Win}
+}
+
+func (s *Session) game(ctx context.Context, req *protocol.Request) error {
+	g, err := s.hub.store.Game(ctx, s.player, req.Game)
+	if err != nil {
+		return err
+	}
+	d := &protocol.GameDetail{HistoryItem: historyItem(g), Index: g.Index, Of: g.Grids,
+		Fair:    protocol.FairRef{Commit: g.Fair.Commit, ClientSeed: g.Fair.ClientSeed, Nonce: g.Fair.Nonce},
+		Outcome: g.Outcome, Continue: g.Continue, Box: g.Box, Result: g.Result}
+	if g.Status != "settled" {
+		// The outcome of a game in play stays hidden until it is revealed.
+		d.Outcome = engine.Outcome{Picks: g.Outcome.Picks, Stake: g.Outcome.Stake}
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TGameDetail, Detail: d})
+	return nil
+}
+
+func (s *Session) deposit(ctx context.Context, req *protocol.Request) error {
+	if !s.hub.cfg.DevMode {
+		return protocol.Errf(protocol.CodeForbidden, "deposits go through the operator's cashier, not the game")
+	}
+	bal, err := s.hub.store.Deposit(ctx, s.player, "dep-"+req.Op, req.Amount)
+	if err != nil {
+		return err
+	}
+	lim, err := s.limits(ctx)
+	if err != nil {
+		return err
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &bal, Limits: lim})
+	return nil
+}
+
+func (s *Session) setLimit(ctx context.Context, req *protocol.Request) error {
+	if _, _, err := s.hub.store.SetLimit(ctx, s.player, req.Kind, req.Value); err != nil {
+		return err
+	}
+	lim, err := s.limits(ctx)
+	if err != nil {
+		return err
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TLimits, Limits: lim})
+	return nil
+}
+
+func (s *Session) clientSeed(ctx context.Context, req *protocol.Request) error {
+	if strings.ContainsAny(req.Seed, ":") {
+		return protocol.Errf(protocol.CodeBadRequest, "the client seed may not contain ':'")
+	}
+	if err := s.hub.store.SetClientSeed(ctx, s.player, req.Seed); err != nil {
+		return err
+	}
+	f, err := s.hub.store.Fair(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TFair, Fair: &protocol.FairInfo{Commit: f.Commit, ClientSeed: f.ClientSeed, NextNonce: f.NextNonce}})
+	return nil
+}
+
+func (s *Session) rotateSeed(ctx context.Context, req *protocol.Request) error {
+	// Revealing the seed would reveal what is still hidden in a game in play.
+	if open, err := s.hub.store.OpenGames(ctx, s.player); err != nil {
+		return err
+	} else if len(open) > 0 {
+		return protocol.Errf(protocol.CodeNotYourTurn, "finish the game in play before rotating the seed")
+	}
+	revealed, games, commit, err := s.hub.store.RotateSeed(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	f, err := s.hub.store.Fair(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TFair, Fair: &protocol.FairInfo{Commit: commit, ClientSeed: f.ClientSeed,
+		NextNonce: f.NextNonce, Revealed: revealed, Games: games}})
+	return nil
+}

@@ -1,0 +1,219 @@
+// Package session runs one goroutine-driven session per WebSocket
+// connection: it reads the player's requests, and while a ticket is in play
+// a second goroutine streams the reveal as timed messages. All state that
+// matters lives in Redis (the wallet); a session only holds what is on
+// screen, so any server can resume any game.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"keno/engine"
+	"keno/protocol"
+	"keno/server/auth"
+	"keno/server/metrics"
+	"keno/server/ratelimit"
+	"keno/server/wallet"
+)
+
+// Config is the session behaviour.
+type Config struct {
+	ColorInterval   time.Duration // step 1: between coloured balls
+	NumberInterval  time.Duration // step 2: between numbers
+	SoCInterval     time.Duration // between the 3 Stop-or-Continue numbers
+	Grace           time.Duration // a disconnected player's game waits this long, then settles itself
+	LeaseTTL        time.Duration // ownership lease; renewed while the player is active
+	IdleTimeout     time.Duration // no message (not even a ping) for this long: the connection is dead
+	DecisionTimeout time.Duration // a connected player who does not choose gets the default
+	WriteTimeout    time.Duration // a client that cannot take a message this fast is dropped
+	MsgRate         float64       // messages per second per connection
+	MsgBurst        int
+	AbuseLimit      int // refusals in a row before the connection is closed
+	DevMode         bool
+	SweepEvery      time.Duration
+}
+
+// HumanConfig paces the reveal for people.
+func HumanConfig() Config {
+	return Config{
+		ColorInterval: 150 * time.Millisecond, NumberInterval: 400 * time.Millisecond, SoCInterval: 500 * time.Millisecond,
+		Grace: 60 * time.Second, LeaseTTL: 30 * time.Second, IdleTimeout: 60 * time.Second,
+		DecisionTimeout: 10 * time.Minute, WriteTimeout: 10 * time.Second,
+		MsgRate: 20, MsgBurst: 40, AbuseLimit: 50, SweepEvery: time.Second,
+	}
+}
+
+// FastConfig is the profile for tests and load runs: the same sequence
+// of timed messages, a few milliseconds apart.
+func FastConfig() Config {
+	c := HumanConfig()
+	c.ColorInterval, c.NumberInterval, c.SoCInterval = 2*time.Millisecond, 4*time.Millisecond, 4*time.Millisecond
+	return c
+}
+
+// Hub is one server's set of sessions and what they share.
+type Hub struct {
+	cfg     Config
+	table   *engine.Table
+	store   *wallet.Store
+	signer  *auth.Signer
+	limiter *ratelimit.Limiter
+	metrics *metrics.Metrics
+	log     zerolog.Logger
+	Events  *Events // live feed for the ops page
+
+	mu       sync.Mutex
+	sessions map[string]*Session // by player
+	draining bool
+	wg       sync.WaitGroup // running sessions
+}
+
+// NewHub assembles a hub.
+func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
+	return &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
+		sessions: map[string]*Session{}, Events: newEvents()}
+}
+
+// Config returns the session configuration.
+func (h *Hub) Config() Config { return h.cfg }
+
+// ServeHTTP upgrades /ws requests to a session.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	draining := h.draining
+	h.mu.Unlock()
+	if draining {
+		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	ip := clientIP(r)
+	if ok, retry, err := h.limiter.Allow(r.Context(), ratelimit.ConnectIP(ip), h.limiter.Rules.ConnectsPerIP); err == nil && !ok {
+		h.metrics.Connects.WithLabelValues("rate_limited").Inc()
+		w.Header().Set("Retry-After", retryAfter(retry))
+		http.Error(w, "too many connection attempts", http.StatusTooManyRequests)
+		return
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		CompressionMode: websocket.CompressionDisabled, // small frames; compression costs memory per connection
+		OriginPatterns:  []string{"*"},                 // tokens, not cookies, authenticate: no CSRF exposure
+	})
+	if err != nil {
+		return
+	}
+	conn.SetReadLimit(protocol.MaxFrame)
+	h.wg.Add(1)
+	defer h.wg.Done()
+	s := newSession(h, conn, ip)
+	s.run()
+}
+
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// register makes s the player's session on this server and tells every
+// other server (and this one) that older sessions are over.
+func (h *Hub) register(s *Session) {
+	h.mu.Lock()
+	old := h.sessions[s.player]
+	h.sessions[s.player] = s
+	h.mu.Unlock()
+	if old != nil && old != s {
+		old.takenOver()
+	}
+	h.metrics.Sessions.Inc()
+	h.store.Redis().Publish(context.Background(), takeoverChannel, s.player+"|"+s.fence)
+}
+
+func (h *Hub) unregister(s *Session) {
+	h.mu.Lock()
+	if h.sessions[s.player] == s {
+		delete(h.sessions, s.player)
+	}
+	h.mu.Unlock()
+	h.metrics.Sessions.Dec()
+}
+
+// Online is the number of players connected here.
+func (h *Hub) Online() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+const takeoverChannel = "keno:takeover"
+
+// ListenTakeovers ends local sessions when their player connects to another
+// server. It runs until ctx ends.
+func (h *Hub) ListenTakeovers(ctx context.Context) {
+	sub := h.store.Redis().Subscribe(ctx, takeoverChannel)
+	defer sub.Close()
+	ch := sub.Channel(redis.WithChannelSize(1024))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			player, fence, _ := strings.Cut(m.Payload, "|")
+			h.mu.Lock()
+			s := h.sessions[player]
+			h.mu.Unlock()
+			if s != nil && s.fence != fence {
+				s.takenOver()
+			}
+		}
+	}
+}
+
+// Shutdown stops taking connections, lets reveals in progress run until
+// they wait for the player (or ctx ends), then closes every session; their
+// open games go to the recovery path (resumed on reconnection, or settled
+// by any server after the grace period).
+func (h *Hub) Shutdown(ctx context.Context) {
+	h.mu.Lock()
+	h.draining = true
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.drain(ctx)
+	}
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+func newID() string {
+	var b [9]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,95 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"keno/server/wallet"
+)
+
+// Sweep settles abandoned games: every game whose player is gone past the
+// grace period (no session owns the player) is settled with the choices
+// recorded so far and the defaults for the rest (Stop; first Extra box).
+// Every server runs it; the ownership lease makes sure only one settles a
+// given player at a time, and settlement is idempotent anyway.
+func (h *Hub) Sweep(ctx context.Context) {
+	t := time.NewTicker(h.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := h.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+				h.log.Warn().Err(err).Msg("recovery sweep")
+			} else if n > 0 {
+				h.log.Info().Int("games", n).Msg("recovered abandoned games")
+			}
+		}
+	}
+}
+
+// SweepOnce handles the games due now and returns how many it settled.
+func (h *Hub) SweepOnce(ctx context.Context) (int, error) {
+	due, err := h.store.Due(ctx, time.Now(), 200)
+	if err != nil {
+		return 0, err
+	}
+	settled := 0
+	byPlayer := map[string][]string{}
+	for _, d := range due {
+		byPlayer[d.Player] = append(byPlayer[d.Player], d.GameID)
+	}
+	for player, games := range byPlayer {
+		n, err := h.recoverPlayer(ctx, player, games)
+		settled += n
+		if err != nil {
+			return settled, err
+		}
+	}
+	return settled, nil
+}
+
+func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) (int, error) {
+	fence, err := h.store.ClaimIfFree(ctx, player, h.cfg.LeaseTTL)
+	if err != nil {
+		return 0, err
+	}
+	if fence == "" {
+		// The player is connected somewhere: that session plays the game.
+		// Look again after another grace period.
+		return 0, h.store.IndexOpen(ctx, player, games, time.Now().Add(h.cfg.Grace))
+	}
+	defer h.store.Release(context.Background(), player, fence)
+	settled := 0
+	for _, id := range games {
+		g, err := h.store.Game(ctx, player, id)
+		if errors.Is(err, wallet.ErrNoGame) {
+			h.store.Unindex(ctx, player, id) // the bet never landed
+			continue
+		}
+		if err != nil {
+			return settled, err
+		}
+		if g.Status == "settled" {
+			h.store.Unindex(ctx, player, id)
+			continue
+		}
+		res, err := h.table.Settle(&g.Outcome, g.Choices())
+		if err != nil {
+			return settled, err
+		}
+		st, err := h.store.Settle(ctx, player, fence, id, res)
+		if err != nil {
+			return settled, err
+		}
+		h.store.Unindex(ctx, player, id)
+		if !st.Dup {
+			settled++
+			h.metrics.Recovered.Inc()
+			h.countSettled(player, g, res)
+		}
+	}
+	return settled, nil
+}

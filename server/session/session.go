@@ -1,0 +1,401 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"keno/engine"
+	"keno/protocol"
+	"keno/server/auth"
+	"keno/server/ratelimit"
+	"keno/server/wallet"
+)
+
+// Session is one connected player. Its goroutine reads and answers
+// requests; a ticket in play runs in a second goroutine (game.go).
+type Session struct {
+	hub    *Hub
+	conn   *websocket.Conn
+	ip     string
+	ctx    context.Context
+	cancel context.CancelFunc
+	local  *ratelimit.Local
+
+	// Set once by hello, read-only afterwards.
+	player  string
+	fence   string
+	version int
+
+	refusals  int // consecutive refused messages (sustained abuse closes)
+	lastRenew time.Time
+
+	mu       sync.Mutex
+	pending  *pendingTicket // built, summarised, awaiting confirm
+	last     []gridSpec     // the last confirmed ticket, for "replay last"
+	playing  chan struct{}  // closed when the ticket in play ends; nil when idle
+	await    *awaiting      // the decision the game waits for, if any
+	replaced bool           // taken over by a newer session
+}
+
+// gridSpec is one grid ready to deal.
+type gridSpec struct {
+	picks engine.Picks
+	stake int64
+	quick bool
+}
+
+type pendingTicket struct {
+	id    string
+	grids []gridSpec
+}
+
+func newSession(h *Hub, conn *websocket.Conn, ip string) *Session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Session{hub: h, conn: conn, ip: ip, ctx: ctx, cancel: cancel,
+		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
+}
+
+// run is the session's goroutine: it returns when the connection ends.
+func (s *Session) run() {
+	defer s.cleanup()
+	for {
+		data, err := s.read()
+		if err != nil {
+			return
+		}
+		if ok, wait := s.local.Allow(time.Now()); !ok {
+			e := protocol.Errf(protocol.CodeRateLimited, "too many messages: slow down")
+			e.RetryMS = wait.Milliseconds() + 1
+			s.refuse("", e)
+			continue
+		}
+		req, perr := protocol.Decode(data)
+		if perr != nil {
+			id := ""
+			if req != nil {
+				id = req.ID
+			}
+			s.refuse(id, perr)
+			continue
+		}
+		if s.player == "" && req.Type != protocol.THello {
+			s.refuse(req.ID, protocol.Errf(protocol.CodeUnauthorized, "send hello with your token first"))
+			continue
+		}
+		s.handle(req)
+	}
+}
+
+// read waits for the next text frame; silence beyond IdleTimeout ends the
+// connection (clients ping every 15 s).
+func (s *Session) read() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.hub.cfg.IdleTimeout)
+	defer cancel()
+	for {
+		typ, data, err := s.conn.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if typ == websocket.MessageText {
+			return data, nil
+		}
+		s.refuse("", protocol.Errf(protocol.CodeBadRequest, "binary frames are not part of the protocol"))
+	}
+}
+
+func (s *Session) cleanup() {
+	s.cancel()
+	s.mu.Lock()
+	playing := s.playing
+	replaced := s.replaced
+	s.mu.Unlock()
+	if playing != nil {
+		<-playing
+	}
+	if s.player != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if !replaced {
+			// Hand unfinished games to the recovery path: resumed if the
+			// player comes back within the grace period, settled otherwise.
+			if open, err := s.hub.store.OpenGames(ctx, s.player); err == nil && len(open) > 0 {
+				ids := make([]string, len(open))
+				for i, g := range open {
+					ids[i] = g.ID
+				}
+				s.hub.store.IndexOpen(ctx, s.player, ids, time.Now().Add(s.hub.cfg.Grace))
+			}
+			s.hub.store.Release(ctx, s.player, s.fence)
+		}
+		s.hub.unregister(s)
+	}
+	s.conn.Close(websocket.StatusNormalClosure, "")
+}
+
+// send writes one message; a client too slow to take it ends the session.
+func (s *Session) send(m *protocol.Message) bool {
+	b, err := json.Marshal(m)
+	if err != nil {
+		s.hub.log.Error().Err(err).Msg("encode message")
+		return false
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.hub.cfg.WriteTimeout)
+	defer cancel()
+	if err := s.conn.Write(ctx, websocket.MessageText, b); err != nil {
+		s.cancel()
+		return false
+	}
+	return true
+}
+
+// reply answers request id with m.
+func (s *Session) reply(id string, m *protocol.Message) {
+	m.ID = id
+	s.refusals = 0
+	s.send(m)
+}
+
+// fail answers request id with an error.
+func (s *Session) fail(id string, e *protocol.Error) {
+	s.hub.metrics.Errors.WithLabelValues(e.Code).Inc()
+	s.send(protocol.Fail(id, e))
+}
+
+// refuse answers a bad or unwelcome message; a client that keeps sending
+// them is cut off.
+func (s *Session) refuse(id string, e *protocol.Error) {
+	s.fail(id, e)
+	s.refusals++
+	if s.refusals >= s.hub.cfg.AbuseLimit {
+		s.conn.Close(websocket.StatusPolicyViolation, "too many invalid or excessive messages")
+		s.cancel()
+	}
+}
+
+// takenOver ends this session because the player connected again.
+func (s *Session) takenOver() {
+	s.mu.Lock()
+	if s.replaced {
+		s.mu.Unlock()
+		return
+	}
+	s.replaced = true
+	s.mu.Unlock()
+	s.hub.metrics.TakenOver.Inc()
+	s.send(&protocol.Message{Type: protocol.TTakenOver, Text: "You connected from another window or device; this one is closed."})
+	s.conn.Close(websocket.StatusCode(4001), "session taken over")
+	s.cancel()
+}
+
+// drain waits (within ctx) until no reveal is streaming, then closes.
+func (s *Session) drain(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		idle := s.playing == nil || s.await != nil
+		s.mu.Unlock()
+		if idle || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.send(&protocol.Message{Type: protocol.TShutdown, Text: "The server is restarting; reconnect to resume your game."})
+	s.conn.Close(websocket.StatusGoingAway, "server shutdown")
+	s.cancel()
+}
+
+// handle dispatches one valid request.
+func (s *Session) handle(req *protocol.Request) {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	var err error
+	switch req.Type {
+	case protocol.THello:
+		err = s.hello(ctx, req)
+	case protocol.TTicket:
+		err = s.ticket(ctx, req)
+	case protocol.TConfirm:
+		err = s.confirm(ctx, req)
+	case protocol.TChoice:
+		s.decision(req, "continue", decision{id: req.ID, cont: *req.Continue})
+	case protocol.TBox:
+		s.decision(req, "box", decision{id: req.ID, box: *req.Box})
+	case protocol.TReplay:
+		err = s.replay(ctx, req)
+	case protocol.TBalance:
+		err = s.balance(ctx, req.ID)
+	case protocol.THistory:
+		err = s.history(ctx, req)
+	case protocol.TGame:
+		err = s.game(ctx, req)
+	case protocol.TDeposit:
+		err = s.deposit(ctx, req)
+	case protocol.TSetLimit:
+		err = s.setLimit(ctx, req)
+	case protocol.TClientSeed:
+		err = s.clientSeed(ctx, req)
+	case protocol.TRotateSeed:
+		err = s.rotateSeed(ctx, req)
+	case protocol.TPing:
+		s.ping(ctx, req.ID)
+	}
+	if err != nil {
+		s.failErr(req.ID, err)
+	}
+}
+
+// failErr turns an internal error into the client's typed error.
+func (s *Session) failErr(id string, err error) {
+	var pe *protocol.Error
+	var we *wallet.Error
+	switch {
+	case errors.As(err, &pe):
+		s.fail(id, pe)
+	case errors.As(err, &we):
+		e := walletError(we)
+		if e.Code == protocol.CodeTakenOver {
+			s.takenOver()
+			return
+		}
+		s.hub.metrics.Refusals.WithLabelValues(e.Code, e.Reason).Inc()
+		s.fail(id, e)
+	default:
+		s.hub.log.Error().Err(err).Str("player", s.player).Msg("request failed")
+		s.fail(id, protocol.Errf(protocol.CodeInternal, "something went wrong on our side; nothing was debited twice — try again"))
+	}
+}
+
+// walletError explains a wallet refusal to a player.
+func walletError(we *wallet.Error) *protocol.Error {
+	e := &protocol.Error{Code: we.Code, Reason: we.Reason, Limit: we.Limit, Available: we.Available}
+	switch we.Code {
+	case "insufficient_funds":
+		e.Message = fmt.Sprintf("Your balance (%s) is too low for this ticket. Make a deposit (within your weekly cap) or play a smaller ticket.", euros(we.Available))
+	case "limit_reached":
+		switch we.Reason {
+		case "deposit_cap":
+			e.Message = fmt.Sprintf("This deposit would pass your weekly deposit cap of %s; %s is left this week.", euros(we.Limit), euros(we.Available))
+		case "loss_limit":
+			e.Message = fmt.Sprintf("This ticket would pass your daily loss limit of %s; %s is left today.", euros(we.Limit), euros(we.Available))
+		case "ticket_max":
+			e.Message = fmt.Sprintf("A ticket may not exceed %s.", euros(we.Limit))
+		case "self_excluded":
+			e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") + "."
+		default:
+			e.Message = "A limit was reached."
+		}
+	case "fenced":
+		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
+	case "no_game":
+		e.Code, e.Message = protocol.CodeNoSuchGame, "No such game."
+	case "bad_request":
+		e.Message = "Invalid request."
+	default:
+		e.Code, e.Message = protocol.CodeInternal, we.Error()
+	}
+	return e
+}
+
+func euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }
+
+func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
+	if s.player != "" {
+		return protocol.Errf(protocol.CodeBadRequest, "already authenticated")
+	}
+	player, err := s.hub.signer.Verify(req.Token, time.Now())
+	if err != nil {
+		s.hub.metrics.Connects.WithLabelValues("unauthorized").Inc()
+		if errors.Is(err, auth.ErrExpired) {
+			return protocol.Errf(protocol.CodeUnauthorized, "your session token has expired: log in again")
+		}
+		return protocol.Errf(protocol.CodeUnauthorized, "invalid token")
+	}
+	if !wallet.ValidPlayer(player) {
+		return protocol.Errf(protocol.CodeUnauthorized, "invalid player id in token")
+	}
+	s.version = negotiate(req.Versions)
+	if s.version == 0 {
+		s.fail(req.ID, protocol.Errf(protocol.CodeUnsupported, "this server speaks protocol versions %v", protocol.Versions))
+		s.conn.Close(websocket.StatusPolicyViolation, "unsupported protocol version")
+		return nil
+	}
+	if ok, retry, err := s.hub.limiter.Allow(ctx, ratelimit.ConnectPlayer(player), s.hub.limiter.Rules.ConnectsPerPID); err == nil && !ok {
+		s.hub.metrics.Connects.WithLabelValues("rate_limited").Inc()
+		e := protocol.Errf(protocol.CodeRateLimited, "too many connections for this player: wait a moment")
+		e.RetryMS = retry.Milliseconds()
+		return e
+	}
+	fence, err := s.hub.store.Claim(ctx, player, s.hub.cfg.LeaseTTL)
+	if err != nil {
+		return err
+	}
+	s.player, s.fence, s.lastRenew = player, fence, time.Now()
+	s.hub.register(s)
+	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
+
+	acct, err := s.hub.store.Account(ctx, player)
+	if err != nil {
+		return err
+	}
+	fair, err := s.hub.store.Fair(ctx, player)
+	if err != nil {
+		return err
+	}
+	lim, err := s.limits(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := s.hub.cfg
+	t := s.hub.table
+	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
+		Balance: &acct.Balance, Limits: lim,
+		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
+		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
+			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,
+			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), DevMode: cfg.DevMode}})
+
+	open, err := s.hub.store.OpenGames(ctx, player)
+	if err != nil || len(open) == 0 {
+		return err
+	}
+	refs := make([]protocol.GameRef, len(open))
+	for i, g := range open {
+		refs[i] = protocol.GameRef{Game: g.ID, Index: g.Index, Nonce: g.Fair.Nonce, Commit: g.Fair.Commit}
+	}
+	s.hub.metrics.Resumed.Add(float64(len(open)))
+	s.send(&protocol.Message{Type: protocol.TResume, Games: refs})
+	s.play(open, true)
+	return nil
+}
+
+func negotiate(offered []int) int {
+	if len(offered) == 0 {
+		return protocol.Version
+	}
+	for _, v := range protocol.Versions {
+		for _, o := range offered {
+			if o == v {
+				return v
+			}
+		}
+	}
+	return 0
+}
+
+// ping answers heartbeats and keeps the ownership lease alive.
+func (s *Session) ping(ctx context.Context, id string) {
+	if s.player != "" && time.Since(s.lastRenew) > s.hub.cfg.LeaseTTL/3 {
+		ok, err := s.hub.store.Renew(ctx, s.player, s.fence, s.hub.cfg.LeaseTTL)
+		if err == nil && !ok {
+			s.takenOver() // the lease went to someone else
+			return
+		}
+		s.lastRenew = time.Now()
+	}
+	s.reply(id, &protocol.Message{Type: protocol.TPong})
+}
