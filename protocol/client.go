@@ -252,15 +252,16 @@ func (c *Client) Follow(ctx context.Context, s Strategy) (*TicketLog, error) {
 			g.Numbers = append(g.Numbers, m.Number)
 		case TMainResult:
 			g.Main = m.Main
-			if m.Main.SoC {
-				cont := s.Continue != nil && s.Continue(m.Main)
-				g.Continued = cont
-				if _, err := c.Request(ctx, &Request{Type: TChoice, Game: m.Game, Continue: &cont}); err != nil {
-					return t, fmt.Errorf("choice: %w", err)
-				}
+			g.Continued = false
+		case TSoCOffer:
+			cont := s.Continue != nil && s.Continue(g.Main)
+			g.Continued = cont
+			if _, err := c.Request(ctx, &Request{Type: TChoice, Game: m.Game, Continue: &cont}); err != nil {
+				return t, fmt.Errorf("choice: %w", err)
 			}
 		case TSoCDraw:
 			g.SoC = append(g.SoC, m.Number)
+			g.Continued = true
 		case TExtraOffer:
 			box := 0
 			if s.Box != nil {
@@ -282,4 +283,23 @@ func (c *Client) Follow(ctx context.Context, s Strategy) (*TicketLog, error) {
 			return t, Errf(CodeTakenOver, "%s", m.Text)
 		}
 	}
+}
+
+// Heartbeat pings the server every interval until the connection ends, so
+// an idle client is not reaped (servers drop silent connections).
+func (c *Client) Heartbeat(every time.Duration) {
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.done:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), every)
+				c.Send(ctx, &Request{Type: TPing})
+				cancel()
+			}
+		}
+	}()
 }

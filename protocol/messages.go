@@ -49,8 +49,11 @@ type Message struct {
 	Text  string `json:"text,omitempty"`  // session_taken_over, server_shutdown
 }
 
-// TExtraOffer invites the player to open one of the five Extra boxes.
-const TExtraOffer = "extra_offer"
+// Offers: the game waits for the player's choice after each.
+const (
+	TSoCOffer   = "soc_offer"   // Stop or Continue? (answer: choice)
+	TExtraOffer = "extra_offer" // which box? (answer: box)
+)
 
 // GameConfig tells the client what it may ask for.
 type GameConfig struct {

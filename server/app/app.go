@@ -62,7 +62,7 @@ func New(cfg Config) (*App, error) {
 	}
 	a.Metrics = metrics.New()
 	a.Metrics.OpenFilesLimit.Set(float64(raiseOpenFiles(a.Log)))
-	limiter := ratelimit.New(rdb, ratelimit.DefaultRules())
+	limiter := ratelimit.New(rdb, cfg.Limits)
 	a.Hub = session.NewHub(cfg.Session, engine.Default(), a.Store, a.Signer, limiter, a.Metrics, a.Log)
 	a.Ops = newOpsFeed(a)
 	return a, nil
@@ -236,6 +236,7 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	defer stop()
 	go a.Hub.Sweep(bg)
 	go a.Hub.ListenTakeovers(bg)
+	go a.Hub.KeepLeases(bg)
 	go a.Ops.run(bg)
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)

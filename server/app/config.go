@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"keno/server/ratelimit"
 	"keno/server/session"
 )
 
@@ -27,6 +28,7 @@ type Config struct {
 	LogPretty  bool
 	LogLevel   string
 	Session    session.Config
+	Limits     ratelimit.Rules
 	DrainGrace time.Duration // shutdown: how long running reveals may take to reach a pause
 }
 
@@ -58,6 +60,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -70,8 +73,10 @@ func ParseConfig(args []string) (Config, error) {
 	default:
 		return c, fmt.Errorf("profile must be human or fast, not %q", c.Profile)
 	}
+	c.Limits = ratelimit.DefaultRules()
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
+	c.Session.LeaseTTL = *lease
 	c.DrainGrace = 10 * time.Second
 	switch *pretty {
 	case "pretty":

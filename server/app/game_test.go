@@ -16,10 +16,10 @@ func TestGameBranches(t *testing.T) {
 	ts := startServer(t, nil)
 	picks := []int{3, 8, 13, 21, 27, 34}
 	cases := []struct {
-		name   string
-		want   func(o *engine.Outcome, m engine.Main) bool
-		cont   bool
-		check  func(t *testing.T, o *engine.Outcome, g *protocol.GameLog)
+		name  string
+		want  func(o *engine.Outcome, m engine.Main) bool
+		cont  bool
+		check func(t *testing.T, o *engine.Outcome, g *protocol.GameLog)
 	}{
 		{name: "red on a match ends the game at once",
 			want: func(o *engine.Outcome, m engine.Main) bool {

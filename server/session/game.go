@@ -133,6 +133,9 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 	if !p.at(step2+time.Duration(main.Revealed)*cfg.NumberInterval, &protocol.Message{Type: protocol.TMainResult, Game: g.ID, Main: &main}) {
 		return 0, 0, false
 	}
+	if askSoC && !s.send(&protocol.Message{Type: protocol.TSoCOffer, Game: g.ID, Gain: main.Gain}) {
+		return 0, 0, false
+	}
 	if main.SoC {
 		s.hub.metrics.SoCOffered.Inc()
 		if askSoC {

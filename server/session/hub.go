@@ -162,6 +162,39 @@ func (h *Hub) Online() int {
 	return len(h.sessions)
 }
 
+// KeepLeases renews the ownership lease of every local session, in one
+// pipeline per round, until ctx ends. A session whose lease was taken (its
+// player connected elsewhere, or it stalled past the TTL) is ended.
+func (h *Hub) KeepLeases(ctx context.Context) {
+	t := time.NewTicker(h.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		sessions := make([]*Session, 0, len(h.sessions))
+		for _, s := range h.sessions {
+			sessions = append(sessions, s)
+		}
+		h.mu.Unlock()
+		leases := make([]wallet.Lease, len(sessions))
+		for i, s := range sessions {
+			leases[i] = wallet.Lease{Player: s.player, Token: s.fence}
+		}
+		lost, err := h.store.RenewAll(ctx, leases, h.cfg.LeaseTTL)
+		if err != nil {
+			h.log.Warn().Err(err).Msg("renew leases")
+			continue
+		}
+		for _, i := range lost {
+			sessions[i].takenOver()
+		}
+	}
+}
+
 const takeoverChannel = "keno:takeover"
 
 // ListenTakeovers ends local sessions when their player connects to another

@@ -32,8 +32,7 @@ type Session struct {
 	fence   string
 	version int
 
-	refusals  int // consecutive refused messages (sustained abuse closes)
-	lastRenew time.Time
+	refusals int // consecutive refused messages (sustained abuse closes)
 
 	mu       sync.Mutex
 	pending  *pendingTicket // built, summarised, awaiting confirm
@@ -242,7 +241,7 @@ func (s *Session) handle(req *protocol.Request) {
 	case protocol.TRotateSeed:
 		err = s.rotateSeed(ctx, req)
 	case protocol.TPing:
-		s.ping(ctx, req.ID)
+		s.ping(req.ID)
 	}
 	if err != nil {
 		s.failErr(req.ID, err)
@@ -334,7 +333,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	if err != nil {
 		return err
 	}
-	s.player, s.fence, s.lastRenew = player, fence, time.Now()
+	s.player, s.fence = player, fence
 	s.hub.register(s)
 	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
 
@@ -387,15 +386,7 @@ func negotiate(offered []int) int {
 	return 0
 }
 
-// ping answers heartbeats and keeps the ownership lease alive.
-func (s *Session) ping(ctx context.Context, id string) {
-	if s.player != "" && time.Since(s.lastRenew) > s.hub.cfg.LeaseTTL/3 {
-		ok, err := s.hub.store.Renew(ctx, s.player, s.fence, s.hub.cfg.LeaseTTL)
-		if err == nil && !ok {
-			s.takenOver() // the lease went to someone else
-			return
-		}
-		s.lastRenew = time.Now()
-	}
+// ping answers heartbeats (which keep the connection from being reaped).
+func (s *Session) ping(id string) {
 	s.reply(id, &protocol.Message{Type: protocol.TPong})
 }

@@ -59,6 +59,36 @@ func (s *Store) Renew(ctx context.Context, player, token string, ttl time.Durati
 	return n == 1, err
 }
 
+// Lease names one player's ownership token.
+type Lease struct{ Player, Token string }
+
+// RenewAll renews many leases in one pipeline and returns the indexes of
+// those that were lost.
+func (s *Store) RenewAll(ctx context.Context, leases []Lease, ttl time.Duration) ([]int, error) {
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(leases))
+	for i, l := range leases {
+		cmds[i] = renewScript.EvalSha(ctx, pipe, []string{keysOf(l.Player).owner()}, l.Token, ttl.Milliseconds())
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, err
+	}
+	var lost []int
+	for i, c := range cmds {
+		n, err := c.Int()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") { // script cache flushed (Redis restart)
+			n, err = renewScript.Run(ctx, s.rdb, []string{keysOf(leases[i].Player).owner()}, leases[i].Token, ttl.Milliseconds()).Int()
+		}
+		if err == nil && n == 0 {
+			lost = append(lost, i)
+		}
+	}
+	return lost, nil
+}
+
 // Release gives up ownership if the caller still holds it.
 func (s *Store) Release(ctx context.Context, player, token string) error {
 	return releaseScript.Run(ctx, s.rdb, []string{keysOf(player).owner()}, token).Err()
