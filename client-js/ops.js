@@ -1,0 +1,135 @@
+// The live-ops page: a read-only view fed once a second by /ops/feed (SSE).
+// Plots are drawn on canvases here; nothing is fetched from elsewhere.
+import { euros } from "./keno-protocol.js";
+
+const $ = (id) => document.getElementById(id);
+const token = new URLSearchParams(location.search).get("token") || new URLSearchParams(location.hash.slice(1)).get("token") || "";
+const series = { gps: [], online: [], rtp: [], lo: [], hi: [], reveal: [], accept: [] };
+const KEEP = 300; // five minutes of one-second points
+let last = null;
+
+function push(name, v) {
+  series[name].push(v);
+  if (series[name].length > KEEP) series[name].shift();
+}
+
+const pct = (x) => `${(100 * x).toFixed(2)}%`;
+const ms = (x) => `${x.toFixed(1)} ms`;
+
+function render(s) {
+  last = s;
+  $("server").textContent = `server ${s.server} · ${s.servers} live`;
+  $("updated").textContent = new Date(s.at).toLocaleTimeString();
+  $("online").textContent = s.online_cluster;
+  $("online-detail").textContent = `${s.online} on this server`;
+  $("gps").textContent = s.games_per_sec_cluster.toFixed(1);
+  $("gps-detail").textContent = `${s.games_per_sec.toFixed(1)} on this server`;
+  $("stakes").textContent = euros(s.stakes_per_min);
+  $("wins").textContent = `wins ${euros(s.wins_per_min)} / min`;
+  // Jackpots make small samples noisy: judge the RTP only on 10 000+ games.
+  const inBand = s.rtp_games < 10000 || (s.rtp_observed + s.rtp_half_ci >= s.rtp_theory_min && s.rtp_observed - s.rtp_half_ci <= s.rtp_theory_max);
+  $("rtp").textContent = s.rtp_games ? pct(s.rtp_observed) : "—";
+  $("rtp").parentElement.classList.toggle("alert", !inBand);
+  $("rtp-detail").textContent = `±${pct(s.rtp_half_ci)} over ${s.rtp_games} games; theory ${pct(s.rtp_theory_min)}–${pct(s.rtp_theory_max)}; cluster ${pct(s.rtp_cluster)}`;
+  $("reveal").textContent = ms(s.reveal_p99_ms);
+  $("reveal-detail").textContent = `p50 ${ms(s.reveal_p50_ms)}, last minute`;
+  $("reveal").parentElement.classList.toggle("alert", s.reveal_p99_ms > 20);
+  $("accept").textContent = ms(s.accept_p99_ms);
+  $("accept-detail").textContent = `p50 ${ms(s.accept_p50_ms)}, last minute`;
+  $("accept").parentElement.classList.toggle("alert", s.accept_p99_ms > 50);
+  $("errors").textContent = s.errors_per_sec.toFixed(2);
+  $("errors-detail").textContent = `Redis errors ${s.redis_errors_per_sec.toFixed(2)} / s`;
+  $("errors").parentElement.classList.toggle("alert", s.redis_errors_per_sec > 0);
+  $("open").textContent = s.open_games;
+
+  $("bigwins").replaceChildren(...(s.big_wins || []).map((w) => {
+    const tr = document.createElement("tr");
+    for (const v of [new Date(w.at).toLocaleTimeString(), w.player, euros(w.stake), euros(w.win)]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.append(td);
+    }
+    return tr;
+  }));
+  const r = s.redis;
+  const rows = r.ok
+    ? [["state", "ok"], ["ping", ms(r.ping_ms)], ["nodes", r.nodes], ["memory", r.used_memory], ["ops/s", r.ops_per_sec], ["clients", r.clients]]
+    : [["state", "DOWN"], ["error", r.error]];
+  $("redis").replaceChildren(...rows.flatMap(([k, v]) => {
+    const dt = document.createElement("dt");
+    const dd = document.createElement("dd");
+    dt.textContent = k;
+    dd.textContent = v;
+    return [dt, dd];
+  }));
+
+  push("gps", s.games_per_sec_cluster);
+  push("online", s.online_cluster);
+  push("rtp", s.rtp_games ? s.rtp_observed : NaN);
+  push("lo", s.rtp_games ? s.rtp_observed - s.rtp_half_ci : NaN);
+  push("hi", s.rtp_games ? s.rtp_observed + s.rtp_half_ci : NaN);
+  push("reveal", s.reveal_p99_ms);
+  push("accept", s.accept_p99_ms);
+  draw();
+}
+
+// plot draws lines (and an optional shaded band) on a canvas.
+function plot(canvas, lines, { band = null, fixed = null } = {}) {
+  const ctx = canvas.getContext("2d");
+  const W = canvas.width, H = canvas.height, pad = 34;
+  ctx.clearRect(0, 0, W, H);
+  const all = lines.flatMap((l) => l.data).filter(Number.isFinite);
+  if (fixed) all.push(...fixed);
+  if (!all.length) return;
+  let lo = Math.min(...all), hi = Math.max(...all);
+  if (hi - lo < 1e-9) { hi += 1; lo -= lo > 0 ? Math.min(1, lo) : 0; }
+  const x = (i, n) => pad + (i * (W - pad - 6)) / Math.max(1, KEEP - 1) + (KEEP - n) * (W - pad - 6) / Math.max(1, KEEP - 1);
+  const y = (v) => H - 16 - ((v - lo) * (H - 26)) / (hi - lo);
+  ctx.fillStyle = "#8f98c8";
+  ctx.font = "11px system-ui";
+  ctx.fillText(+hi.toFixed(3), 2, 12);
+  ctx.fillText(+lo.toFixed(3), 2, H - 18);
+  if (fixed) {
+    ctx.fillStyle = "#2bb67333";
+    ctx.fillRect(pad, y(fixed[1]), W - pad, y(fixed[0]) - y(fixed[1]));
+  }
+  if (band) {
+    ctx.fillStyle = "#ffcc3333";
+    const [a, b] = band;
+    ctx.beginPath();
+    a.forEach((v, i) => Number.isFinite(v) && ctx.lineTo(x(i, a.length), y(v)));
+    for (let i = b.length - 1; i >= 0; i--) if (Number.isFinite(b[i])) ctx.lineTo(x(i, b.length), y(b[i]));
+    ctx.fill();
+  }
+  for (const l of lines) {
+    ctx.strokeStyle = l.color;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    let started = false;
+    l.data.forEach((v, i) => {
+      if (!Number.isFinite(v)) return;
+      if (started) ctx.lineTo(x(i, l.data.length), y(v));
+      else { ctx.moveTo(x(i, l.data.length), y(v)); started = true; }
+    });
+    ctx.stroke();
+  }
+}
+
+function draw() {
+  plot($("chart-gps"), [{ data: series.gps, color: "#ffcc33" }]);
+  plot($("chart-online"), [{ data: series.online, color: "#7ab8ff" }]);
+  plot($("chart-rtp"), [{ data: series.rtp, color: "#ffcc33" }], { band: [series.lo, series.hi], fixed: last ? [last.rtp_theory_min, last.rtp_theory_max] : null });
+  plot($("chart-lat"), [{ data: series.reveal, color: "#ff8a8c" }, { data: series.accept, color: "#7ff0b8" }]);
+}
+
+function connect() {
+  const es = new EventSource(`/ops/feed?token=${encodeURIComponent(token)}`);
+  es.onopen = () => { $("feed").dataset.state = "open"; $("feed").textContent = "live"; };
+  es.onerror = () => { $("feed").dataset.state = "closed"; $("feed").textContent = token ? "reconnecting…" : "needs ?token="; };
+  es.onmessage = (e) => {
+    const s = JSON.parse(e.data);
+    if (s.at) render(s);
+  };
+}
+
+connect();
