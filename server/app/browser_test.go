@@ -245,3 +245,24 @@ func TestBrowserOpsPage(t *testing.T) {
 		t.Errorf("feed without token: %d", status)
 	}
 }
+
+// The JS protocol library's own tests, with node's test runner, against this
+// real server.
+func TestNodeProtocolLibrary(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node not found: run `make deps`")
+	}
+	ts := startServer(t, nil)
+	cmd := exec.Command(node, "--experimental-websocket", "--test", "--test-reporter=spec", "test/")
+	cmd.Dir = "../../client-js"
+	cmd.Env = append(os.Environ(), "KENO_BASE="+ts.base)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "pass 5") || !strings.Contains(string(out), "fail 0") {
+		t.Fatalf("node tests did not all run:\n%s", out)
+	}
+	t.Logf("node --test:\n%s", out)
+}
