@@ -13,6 +13,7 @@ run: build
 build:
 	@mkdir -p bin
 	$(GO) build -o $(BIN) ./server
+	$(GO) build -o bin/keno-loadtest ./loadtest
 
 ## test: vet, then every test with the race detector, against real Redis and Chromium
 test: deps vet

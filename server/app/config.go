@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
@@ -74,6 +76,7 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("profile must be human or fast, not %q", c.Profile)
 	}
 	c.Limits = ratelimit.DefaultRules()
+	c.Limits.ConnectsPerIP.Rate, c.Limits.ConnectsPerIP.Burst = *connIP, 2**connIP
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
@@ -119,6 +122,15 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+func envInt(k string, def int) int {
+	if v, ok := os.LookupEnv(k); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
 }
 
 func envDuration(k string, def time.Duration) time.Duration {

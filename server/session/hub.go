@@ -6,9 +6,12 @@
 package session
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -76,7 +79,8 @@ type Hub struct {
 	Events  *Events // live feed for the ops page
 
 	mu       sync.Mutex
-	sessions map[string]*Session // by player
+	sessions map[string]*Session   // by player, once authenticated
+	conns    map[*Session]struct{} // every open connection, for the reaper
 	draining bool
 	wg       sync.WaitGroup // running sessions
 }
@@ -84,7 +88,7 @@ type Hub struct {
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
 	return &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
-		sessions: map[string]*Session{}, Events: newEvents()}
+		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents()}
 }
 
 // Config returns the session configuration.
@@ -106,7 +110,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many connection attempts", http.StatusTooManyRequests)
 		return
 	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{
 		CompressionMode: websocket.CompressionDisabled, // small frames; compression costs memory per connection
 		OriginPatterns:  []string{"*"},                 // tokens, not cookies, authenticate: no CSRF exposure
 	})
@@ -114,10 +118,42 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conn.SetReadLimit(protocol.MaxFrame)
-	h.wg.Add(1)
-	defer h.wg.Done()
+	// The session runs in a goroutine of its own and this handler returns:
+	// net/http's connection goroutine, its deep stack and the upgrade
+	// request are then freed, which keeps an idle player's footprint small.
 	s := newSession(h, conn, ip)
-	s.run()
+	h.mu.Lock()
+	h.conns[s] = struct{}{}
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		s.run()
+	}()
+}
+
+// smallBuffers hands the WebSocket library smaller read and write buffers
+// than net/http's 4 KiB each: frames here are a few hundred bytes, and an
+// idle player's memory is mostly buffers. Bytes the client sent right
+// after the upgrade request are carried over.
+type smallBuffers struct{ http.ResponseWriter }
+
+const (
+	readBuffer  = 1 << 10
+	writeBuffer = 2 << 10
+)
+
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), conn), max(readBuffer, len(pending)))
+	if _, err := r.Peek(len(pending)); err != nil {
+		return nil, nil, err
+	}
+	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(conn, writeBuffer)), nil
 }
 
 func retryAfter(d time.Duration) string {
@@ -160,6 +196,39 @@ func (h *Hub) Online() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
+}
+
+func (h *Hub) forget(s *Session) {
+	h.mu.Lock()
+	delete(h.conns, s)
+	h.mu.Unlock()
+}
+
+// Reap closes connections silent for longer than IdleTimeout (dead peers
+// that never sent a close), every IdleTimeout/4, until ctx ends.
+func (h *Hub) Reap(ctx context.Context) {
+	t := time.NewTicker(max(h.cfg.IdleTimeout/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cutoff := time.Now().Add(-h.cfg.IdleTimeout).Unix()
+		var dead []*Session
+		h.mu.Lock()
+		for s := range h.conns {
+			if s.lastSeen.Load() < cutoff {
+				dead = append(dead, s)
+			}
+		}
+		h.mu.Unlock()
+		for _, s := range dead {
+			s.conn.Close(websocket.StatusPolicyViolation, "no message for too long")
+			s.cancel()
+		}
+	}
 }
 
 // KeepLeases renews the ownership lease of every local session, in one

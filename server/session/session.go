@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -32,7 +33,8 @@ type Session struct {
 	fence   string
 	version int
 
-	refusals int // consecutive refused messages (sustained abuse closes)
+	refusals int          // consecutive refused messages (sustained abuse closes)
+	lastSeen atomic.Int64 // Unix seconds of the last frame received
 
 	mu       sync.Mutex
 	pending  *pendingTicket // built, summarised, awaiting confirm
@@ -56,8 +58,10 @@ type pendingTicket struct {
 
 func newSession(h *Hub, conn *websocket.Conn, ip string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Session{hub: h, conn: conn, ip: ip, ctx: ctx, cancel: cancel,
+	s := &Session{hub: h, conn: conn, ip: ip, ctx: ctx, cancel: cancel,
 		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
+	s.lastSeen.Store(time.Now().Unix())
+	return s
 }
 
 // run is the session's goroutine: it returns when the connection ends.
@@ -87,20 +91,28 @@ func (s *Session) run() {
 			s.refuse(req.ID, protocol.Errf(protocol.CodeUnauthorized, "send hello with your token first"))
 			continue
 		}
-		s.handle(req)
+		// Handled on a goroutine of its own, in turn: the deep stack that
+		// Redis calls need goes away with it, and this reader, which idles
+		// for most of a player's life, keeps a small one.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.handle(req)
+		}()
+		<-done
 	}
 }
 
-// read waits for the next text frame; silence beyond IdleTimeout ends the
-// connection (clients ping every 15 s).
+// read waits for the next text frame. Silence beyond IdleTimeout ends the
+// connection (clients ping every 15 s): the hub's reaper checks lastSeen,
+// which costs an idle player nothing, where a timer per read would.
 func (s *Session) read() ([]byte, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.hub.cfg.IdleTimeout)
-	defer cancel()
 	for {
-		typ, data, err := s.conn.Read(ctx)
+		typ, data, err := s.conn.Read(s.ctx)
 		if err != nil {
 			return nil, err
 		}
+		s.lastSeen.Store(time.Now().Unix())
 		if typ == websocket.MessageText {
 			return data, nil
 		}
@@ -110,6 +122,7 @@ func (s *Session) read() ([]byte, error) {
 
 func (s *Session) cleanup() {
 	s.cancel()
+	s.hub.forget(s)
 	s.mu.Lock()
 	playing := s.playing
 	replaced := s.replaced

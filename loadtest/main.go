@@ -1,0 +1,377 @@
+// Command keno-loadtest simulates thousands of concurrent players against a
+// Keno Mystères server on this machine (loopback only), measures latencies
+// with HDR histograms, checks the books at the end, and writes a report
+// (text, JSON, HTML).
+//
+//	keno-loadtest -url ws://127.0.0.1:8080/ws -players 2000 -duration 30s
+//	keno-loadtest -spawn-server bin/keno-server      # starts redis-server and a fast-profile server
+//
+// Past one process's open-file limit it spreads the players over child
+// processes (-procs, automatic by default) and merges their figures.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	wsURL, base string
+	urls        []string // wsURL may list several servers, comma-separated; players are spread over them
+	opsToken    string
+	players     int
+	idle        int
+	duration    time.Duration
+	ramp        time.Duration
+	think       time.Duration
+	strategy    string
+	disconnect  float64
+	flooders    float64
+	vandals     float64
+	maxGrids    int
+	procs       int
+	perProc     int
+	prefix      string
+	report      string
+	spawnServer string
+	spawnRedis  bool
+	child       bool
+	childIndex  int
+	serverProcs int
+}
+
+// Hard caps: a load test is bounded whatever the flags say.
+const (
+	maxPlayers  = 60_000
+	maxDuration = 10 * time.Minute
+)
+
+func main() {
+	var c config
+	flag.StringVar(&c.wsURL, "url", "ws://127.0.0.1:8080/ws", "server WebSocket URL (loopback only)")
+	flag.StringVar(&c.opsToken, "ops-token", envOr("KENO_OPS_TOKEN", "dev-ops-token"), "ops token, to read the books at the end")
+	flag.IntVar(&c.players, "players", 2000, "concurrent active players (max 60000)")
+	flag.IntVar(&c.idle, "idle", 0, "extra players that connect and stay idle (memory per connection)")
+	flag.DurationVar(&c.duration, "duration", 30*time.Second, "how long players keep playing (max 10m)")
+	flag.DurationVar(&c.ramp, "ramp", 10*time.Second, "ramp-up time")
+	flag.DurationVar(&c.think, "think", 2*time.Second, "mean think time between tickets (exponential)")
+	flag.StringVar(&c.strategy, "strategy", "random", "Stop-or-Continue strategy: stop, continue or random")
+	flag.Float64Var(&c.disconnect, "disconnect", 0.02, "share of tickets during which the player drops and reconnects")
+	flag.Float64Var(&c.flooders, "flooders", 0.005, "share of players who flood the server")
+	flag.Float64Var(&c.vandals, "vandals", 0.005, "share of players who send bad input")
+	flag.IntVar(&c.maxGrids, "grids", 3, "at most this many grids per ticket (1-5)")
+	flag.IntVar(&c.procs, "procs", 0, "processes to spread players over (0: automatic, by the open-file limit)")
+	flag.StringVar(&c.prefix, "prefix", "", "player name prefix (default: unique per run)")
+	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")
+	flag.StringVar(&c.spawnServer, "spawn-server", "", "start this keno-server binary (fast profile) and a redis-server, and test them")
+	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
+	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
+	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
+	flag.Parse()
+
+	if err := run(&c); err != nil {
+		fmt.Fprintln(os.Stderr, "keno-loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func (c *config) validate() error {
+	c.urls = strings.Split(c.wsURL, ",")
+	for i, raw := range c.urls {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") {
+			return fmt.Errorf("-url must be ws://host:port/ws[,…]")
+		}
+		host := u.Hostname()
+		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+			return fmt.Errorf("-url must point at this machine (127.0.0.0/8, ::1 or localhost), not %q", host)
+		}
+		if i == 0 {
+			c.base = "http://" + u.Host
+		}
+	}
+	if c.players < 0 || c.players > maxPlayers || c.idle < 0 || c.players+c.idle > maxPlayers {
+		return fmt.Errorf("players + idle must be between 0 and %d", maxPlayers)
+	}
+	if c.duration <= 0 || c.duration > maxDuration {
+		return fmt.Errorf("-duration must be in (0, %v]", maxDuration)
+	}
+	if c.strategy != "stop" && c.strategy != "continue" && c.strategy != "random" {
+		return fmt.Errorf("-strategy must be stop, continue or random")
+	}
+	if c.maxGrids < 1 || c.maxGrids > 5 {
+		return fmt.Errorf("-grids must be 1..5")
+	}
+	return nil
+}
+
+func run(c *config) error {
+	raiseOpenFiles()
+	if c.spawnServer != "" && !c.child {
+		stop, urls, err := spawn(c.spawnServer, c.serverProcs)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		c.wsURL = strings.Join(urls, ",")
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.prefix == "" {
+		c.prefix = fmt.Sprintf("lt%x", time.Now().UnixNano()&0xffffff)
+	}
+	if c.child {
+		return runChild(c)
+	}
+	total := c.players + c.idle
+	limit := openFilesLimit()
+	if c.procs == 0 {
+		perProc := int(limit) - 500 // sockets, plus room for files and the HTTP pool
+		c.procs = max(1, (total+perProc-1)/max(1, perProc))
+	}
+	fmt.Fprintf(os.Stderr, "keno-loadtest: %d active + %d idle players against %s for %v, over %d process(es) (open-file limit %d each)\n",
+		c.players, c.idle, c.wsURL, c.duration, c.procs, limit)
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	rep := &Report{Config: reportConfig(c), Started: time.Now()}
+	srv := newServerWatch(c.urls, c.opsToken)
+	rep.ServerBefore = srv.sample()
+
+	var stats *Stats
+	var err error
+	if c.procs == 1 {
+		stats, err = runLocal(ctx, c, func(idleDone int) { rep.ServerIdle = srv.sample() })
+	} else {
+		stats, err = runChildren(ctx, c, func() { rep.ServerIdle = srv.sample() })
+	}
+	if err != nil {
+		return err
+	}
+	rep.ServerAfter = srv.sample()
+	rep.finish(c, stats)
+	rep.Books = fetchBooks(c.base, c.opsToken)
+	return rep.write(c.report, os.Stdout)
+}
+
+// runLocal runs every player in this process. onIdle is called once the
+// idle players are all connected, before the active ones start.
+func runLocal(ctx context.Context, c *config, onIdle func(int)) (*Stats, error) {
+	stats := newStats()
+	stop := progress(stats, c)
+	defer stop()
+	return stats, playAll(ctx, c, stats, 0, c.players, c.idle, func() { onIdle(c.idle) })
+}
+
+// playAll connects idle players, calls ready, then ramps the active ones and
+// waits for them.
+func playAll(ctx context.Context, c *config, stats *Stats, first, players, idle int, ready func()) error {
+	idleCtx, stopIdle := context.WithCancel(ctx)
+	defer stopIdle()
+	var wgIdle sync.WaitGroup
+	for i := 0; i < idle; i++ {
+		p := &player{name: fmt.Sprintf("%s-i%d", c.prefix, first+i), cfg: c, stats: stats, url: c.urls[(first+i)%len(c.urls)]}
+		wgIdle.Add(1)
+		go func() { defer wgIdle.Done(); p.idle(idleCtx) }()
+		if i%200 == 199 {
+			time.Sleep(20 * time.Millisecond) // a gentle ramp of connections
+		}
+	}
+	if idle > 0 {
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			var n int64
+			stats.add(func(s *Stats) { n = s.IdlePlayers + s.Errors["connect"] + s.Errors["login"] })
+			if int(n) >= idle {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second) // let the server settle before measuring
+	}
+	ready()
+
+	deadline := time.Now().Add(c.ramp + c.duration)
+	// Players finish the ticket in play after the deadline, within a bound.
+	runCtx, cancel := context.WithDeadline(ctx, deadline.Add(30*time.Second))
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < players; i++ {
+		id := first + i
+		rng := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
+		p := &player{name: fmt.Sprintf("%s-%d", c.prefix, id), cfg: c, stats: stats, rng: rng, url: c.urls[id%len(c.urls)]}
+		switch r := rng.Float64(); {
+		case r < c.flooders:
+			p.role = flooder
+		case r < c.flooders+c.vandals:
+			p.role = vandal
+		}
+		stats.add(func(s *Stats) { s.Players++ })
+		wg.Add(1)
+		go func() { defer wg.Done(); p.run(runCtx, deadline) }()
+		if players > 0 {
+			time.Sleep(c.ramp / time.Duration(players))
+		}
+	}
+	wg.Wait()
+	stopIdle()
+	wgIdle.Wait()
+	return nil
+}
+
+// progress prints a live line every second until stopped.
+func progress(s *Stats, c *config) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var lastGames int64
+		for {
+			select {
+			case <-done:
+				fmt.Fprintln(os.Stderr)
+				return
+			case <-t.C:
+			}
+			var line string
+			s.add(func(s *Stats) {
+				line = fmt.Sprintf("\r%5.0fs  players %d/%d  idle %d  games %d (%d/s)  p99 lateness %.1f ms  p99 accept %.1f ms  errors %d   ",
+					time.Since(s.start).Seconds(), s.Connected, s.Players, s.IdlePlayers, s.Games, s.Games-lastGames,
+					float64(s.Lateness.ValueAtQuantile(99))/1000, float64(s.Accept.ValueAtQuantile(99))/1000, sumErrors(s.Errors))
+				lastGames = s.Games
+			})
+			fmt.Fprint(os.Stderr, line)
+		}
+	}()
+	return func() { close(done) }
+}
+
+func sumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// runChild runs a share of the players and reports to the parent on stdout:
+// "IDLE" once its idle players are connected, then waits for "GO" on stdin;
+// at the end one JSON line with its Stats.
+func runChild(c *config) error {
+	stats := newStats()
+	in := bufio.NewScanner(os.Stdin)
+	err := playAll(context.Background(), c, stats, c.childIndex*c.perProc, c.players, c.idle, func() {
+		fmt.Println("IDLE")
+		in.Scan() // GO
+	})
+	if err != nil {
+		return err
+	}
+	stats.export()
+	b, _ := json.Marshal(stats)
+	fmt.Printf("RESULT %s\n", b)
+	return nil
+}
+
+// runChildren spreads players over child processes of this same binary.
+func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	c.perProc = (c.players + c.idle + c.procs - 1) / c.procs
+	type child struct {
+		cmd *exec.Cmd
+		in  *os.File
+		out *bufio.Scanner
+	}
+	var kids []child
+	for i := 0; i < c.procs; i++ {
+		share := func(n int) int { return n/c.procs + btoi(i < n%c.procs) }
+		args := []string{"-child", "-child-index", strconv.Itoa(i), "-url", c.wsURL, "-players", strconv.Itoa(share(c.players)),
+			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
+			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
+			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", ""}
+		cmd := exec.CommandContext(ctx, self, args...)
+		cmd.Stderr = os.Stderr
+		pr, pw, _ := os.Pipe()
+		cmd.Stdin = pr
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		pr.Close()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		kids = append(kids, child{cmd, pw, sc})
+	}
+	for _, k := range kids { // every child has its idle players connected
+		if !k.out.Scan() || k.out.Text() != "IDLE" {
+			return nil, errors.New("a child process failed before its idle players connected")
+		}
+	}
+	onIdle()
+	for _, k := range kids {
+		fmt.Fprintln(k.in, "GO")
+	}
+	fmt.Fprintf(os.Stderr, "children running for %v …\n", c.ramp+c.duration)
+	total := newStats()
+	for _, k := range kids {
+		for k.out.Scan() {
+			line := k.out.Text()
+			if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
+				var s Stats
+				if err := json.Unmarshal([]byte(rest), &s); err != nil {
+					return nil, err
+				}
+				total.merge(&s)
+			}
+		}
+		k.cmd.Wait()
+	}
+	return total, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func raiseOpenFiles() {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
+		r.Cur = r.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+}
+
+func openFilesLimit() uint64 {
+	var r syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
+	return r.Cur
+}

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"time"
+
+	"keno/engine"
+	"keno/protocol"
+)
+
+// exactRTP[stake][picks] = {always stop, always continue}, from the PAR sheet.
+var exactRTP = func() map[int64]map[int][2]float64 {
+	out := map[int64]map[int][2]float64{}
+	for _, s := range engine.Default().ComputePAR().Sheets {
+		if out[s.Stake] == nil {
+			out[s.Stake] = map[int][2]float64{}
+		}
+		stop, _ := s.RTPStop.Float64()
+		cont, _ := s.RTPContinue.Float64()
+		out[s.Stake][s.Picks] = [2]float64{stop, cont}
+	}
+	return out
+}()
+
+// role of a simulated player.
+type role int
+
+const (
+	normal  role = iota
+	flooder      // sends bursts far over the message rate
+	vandal       // sends malformed and out-of-turn messages between games
+)
+
+type player struct {
+	name    string
+	url     string // the server this player connects to
+	cfg     *config
+	stats   *Stats
+	rng     *rand.Rand
+	role    role
+	token   string
+	c       *protocol.Client
+	balance int64          // what this client believes, from the server's own messages
+	seen    map[string]int // game → times seen settled
+	deposit int64
+}
+
+func login(ctx context.Context, base, name string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/dev/login?player="+url.QueryEscape(name), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return "", fmt.Errorf("dev login: %s (is the server in dev mode?)", resp.Status)
+	}
+	var out struct{ Token string }
+	return out.Token, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// connect (re)opens the player's connection; record says whether to time
+// the reveal on it (a resumed game replays old messages at once).
+func (p *player) connect(ctx context.Context, record bool) error {
+	t0 := time.Now()
+	c, err := protocol.Connect(ctx, p.url, p.token)
+	if err != nil {
+		p.stats.error("connect", false)
+		return err
+	}
+	p.stats.observe(func(s *Stats) *hdrHist { return s.Connect }, time.Since(t0))
+	if record {
+		c.OnTimed = func(m *protocol.Message, at time.Time) {
+			p.stats.observe(func(s *Stats) *hdrHist { return s.Lateness }, at.Sub(time.UnixMilli(m.T)))
+		}
+	}
+	c.Heartbeat(15 * time.Second)
+	p.c = c
+	p.balance = *c.Welcome.Balance
+	return nil
+}
+
+// idle connects and stays connected until ctx ends.
+func (p *player) idle(ctx context.Context) {
+	tok, err := login(ctx, p.cfg.base, p.name)
+	if err != nil {
+		p.stats.error("login", false)
+		return
+	}
+	p.token = tok
+	if err := p.connect(ctx, false); err != nil {
+		return
+	}
+	p.stats.add(func(s *Stats) { s.IdlePlayers++ })
+	<-ctx.Done()
+	p.c.Close()
+}
+
+// run plays tickets until the deadline, then checks its balance.
+func (p *player) run(ctx context.Context, deadline time.Time) {
+	p.seen = map[string]int{}
+	tok, err := login(ctx, p.cfg.base, p.name)
+	if err != nil {
+		p.stats.error("login", false)
+		return
+	}
+	p.token = tok
+	if err := p.connect(ctx, true); err != nil {
+		return
+	}
+	defer func() { p.c.Close() }()
+	p.stats.add(func(s *Stats) { s.Connected++ })
+	p.deposit = 50_000
+	if m, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TDeposit, Amount: p.deposit, Op: "load-" + p.name}); err == nil {
+		p.balance = *m.Balance
+	} else {
+		p.stats.error(errCode(err), false)
+	}
+	// Resume anything left from an earlier run of the same player.
+	p.drain(ctx)
+
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		think := time.Duration(p.rng.ExpFloat64() * float64(p.cfg.think))
+		select {
+		case <-time.After(think):
+		case <-ctx.Done():
+			return
+		}
+		switch p.role {
+		case flooder:
+			p.flood(ctx)
+		case vandal:
+			p.vandalise(ctx)
+		}
+		if err := p.ticket(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			// The connection broke: carry on with a fresh one.
+			if p.reconnect(ctx) != nil {
+				return
+			}
+		}
+	}
+	p.verify(ctx)
+}
+
+func errCode(err error) string {
+	if e, ok := err.(*protocol.Error); ok {
+		return e.Code
+	}
+	return "transport"
+}
+
+// ticket plays one ticket: build, confirm, follow to the end.
+func (p *player) ticket(ctx context.Context) error {
+	n := 1 + p.rng.IntN(p.cfg.maxGrids)
+	grids := make([]protocol.Grid, n)
+	for i := range grids {
+		stake := []int64{50, 100, 200}[p.rng.IntN(3)]
+		picks := engine.MinPicks + p.rng.IntN(engine.MaxPicks-engine.MinPicks+1)
+		if p.rng.IntN(2) == 0 {
+			grids[i] = protocol.Grid{QuickPick: picks, Stake: stake}
+		} else {
+			grids[i] = protocol.Grid{Picks: p.rng.Perm(engine.GridSize)[:picks], Stake: stake}
+			for j := range grids[i].Picks {
+				grids[i].Picks[j]++
+			}
+		}
+	}
+	sum, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: grids})
+	if err != nil {
+		return p.refused(err)
+	}
+	t0 := time.Now()
+	acc, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket})
+	if err != nil {
+		return p.refused(err)
+	}
+	p.stats.observe(func(s *Stats) *hdrHist { return s.Accept }, time.Since(t0))
+	p.stats.add(func(s *Stats) { s.Tickets++ })
+	p.balance = *acc.Balance
+	games := map[string]bool{}
+	for _, g := range acc.Games {
+		games[g.Game] = true
+	}
+	// Drop the connection in the middle of some tickets, then come back.
+	dropAt := -1
+	if p.rng.Float64() < p.cfg.disconnect {
+		dropAt = p.rng.IntN(10)
+	}
+	return p.follow(ctx, games, dropAt)
+}
+
+func (p *player) refused(err error) error {
+	if _, ok := err.(*protocol.Error); ok {
+		code := errCode(err)
+		p.stats.error(code, code == protocol.CodeRateLimited && p.role != normal)
+		return nil
+	}
+	return err
+}
+
+// follow consumes the pushed messages of the ticket in play.
+func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) error {
+	numbers := 0
+	var lastAction time.Time
+	var stake int64
+	var picks int
+	for len(games) > 0 {
+		m, err := p.c.Next(ctx)
+		if err == nil && m.Type == protocol.TTakenOver {
+			err = protocol.ErrClosed
+		}
+		if err != nil {
+			if ctx.Err() == nil && p.reconnect(ctx) == nil {
+				continue
+			}
+			p.stats.add(func(s *Stats) { s.Unsettled += int64(len(games)) })
+			return err
+		}
+		switch m.Type {
+		case protocol.TGameStart:
+			stake, picks = m.Stake, len(m.Picks)
+		case protocol.TNumber:
+			numbers++
+			if numbers == dropAt {
+				p.c.CloseNow()
+				p.stats.add(func(s *Stats) { s.Reconnects++ })
+			}
+		case protocol.TMainResult:
+			lastAction = time.Now()
+		case protocol.TSoCOffer:
+			cont := p.decide()
+			lastAction = time.Now()
+			p.c.Send(ctx, &protocol.Request{Type: protocol.TChoice, Game: m.Game, Continue: &cont})
+		case protocol.TExtraOffer:
+			box := p.rng.IntN(engine.ExtraBoxes)
+			lastAction = time.Now()
+			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
+		case protocol.TResume:
+			p.stats.add(func(s *Stats) { s.Resumed += int64(len(m.Games)) })
+		case protocol.TSettled:
+			if !lastAction.IsZero() {
+				p.stats.observe(func(s *Stats) *hdrHist { return s.Settle }, time.Since(lastAction))
+			}
+			p.seen[m.Game]++
+			if p.seen[m.Game] > 1 {
+				p.stats.add(func(s *Stats) { s.DoubleSettle++ })
+			}
+			p.balance = *m.Balance
+			delete(games, m.Game)
+			rtp := exactRTP[stake][picks]
+			exact := rtp[0]
+			switch p.cfg.strategy {
+			case "continue":
+				exact = rtp[1]
+			case "random":
+				exact = (rtp[0] + rtp[1]) / 2
+			}
+			p.stats.settled(stake, m.Win, exact)
+		case protocol.TTicketDone:
+			p.balance = *m.Balance
+		case protocol.TError:
+			p.stats.error(m.Error.Code, p.role != normal)
+		}
+	}
+	return nil
+}
+
+func (p *player) decide() bool {
+	switch p.cfg.strategy {
+	case "continue":
+		return true
+	case "stop":
+		return false
+	}
+	return p.rng.IntN(2) == 0
+}
+
+func (p *player) reconnect(ctx context.Context) error {
+	p.c.CloseNow()
+	for attempt := 0; attempt < 10; attempt++ {
+		if err := p.connect(ctx, false); err == nil {
+			return nil
+		}
+		select {
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("could not reconnect")
+}
+
+// drain plays out any game resumed at connection.
+func (p *player) drain(ctx context.Context) {
+	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	m, err := p.c.NextOf(dctx, protocol.TResume)
+	if err != nil {
+		return
+	}
+	games := map[string]bool{}
+	for _, g := range m.Games {
+		games[g.Game] = true
+	}
+	p.follow(ctx, games, -1)
+}
+
+// flood sends a burst well over the per-connection message rate; the
+// refusals it earns are expected.
+func (p *player) flood(ctx context.Context) {
+	for i := 0; i < 30; i++ {
+		p.c.Send(ctx, &protocol.Request{Type: protocol.TBalance})
+	}
+	time.Sleep(200 * time.Millisecond)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		m, err := p.c.Next(dctx)
+		cancel()
+		if err != nil {
+			return
+		}
+		if m.Type == protocol.TError {
+			p.stats.error(m.Error.Code, true)
+		}
+	}
+}
+
+// vandalise sends bad input; each must earn a typed error.
+func (p *player) vandalise(ctx context.Context) {
+	frames := []string{`{"type":`, `{"type":"ticket","id":"v1","grids":[{"picks":[1,1,1],"stake":100}]}`,
+		`{"type":"choice","id":"v2","game":"x","continue":true}`, `{"type":"nope","id":"v3"}`}
+	for _, f := range frames {
+		p.c.SendRaw(ctx, []byte(f))
+	}
+	for range frames {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		m, err := p.c.NextOf(dctx, protocol.TError)
+		cancel()
+		if err != nil {
+			p.stats.error("bad_input_unanswered", false)
+			return
+		}
+		p.stats.error(m.Error.Code, true)
+	}
+}
+
+// verify compares what the client saw with the wallet.
+func (p *player) verify(ctx context.Context) {
+	vctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := p.c.Request(vctx, &protocol.Request{Type: protocol.TBalance})
+	if err != nil {
+		p.stats.error("verify:"+errCode(err), false)
+		return
+	}
+	if *m.Balance != p.balance {
+		p.stats.add(func(s *Stats) {
+			s.Mismatches = append(s.Mismatches, fmt.Sprintf("%s: client saw %d, wallet %d", p.name, p.balance, *m.Balance))
+		})
+	}
+}

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Report is the outcome of a run.
+type Report struct {
+	Config         map[string]any         `json:"config"`
+	Started        time.Time              `json:"started"`
+	Elapsed        float64                `json:"elapsed_s"`
+	Players        int64                  `json:"players"`
+	Idle           int64                  `json:"idle_players"`
+	Games          int64                  `json:"games"`
+	Tickets        int64                  `json:"tickets"`
+	GamesPerSec    float64                `json:"games_per_sec"`
+	PeakPerSec     int64                  `json:"peak_games_per_sec"`
+	Latency        map[string]Percentiles `json:"latency"`
+	Errors         map[string]int64       `json:"errors"`
+	Expected       map[string]int64       `json:"expected_refusals"`
+	Reconnects     int64                  `json:"reconnects"`
+	Resumed        int64                  `json:"resumed_games"`
+	Mismatches     []string               `json:"balance_mismatches"`
+	Unsettled      int64                  `json:"unsettled_games"`
+	DoubleSettle   int64                  `json:"double_settled_games"`
+	Stakes         int64                  `json:"stakes_cents"`
+	Wins           int64                  `json:"wins_cents"`
+	RTP            RTPCheck               `json:"rtp"`
+	Books          map[string]any         `json:"books"`
+	ServerBefore   ServerSample           `json:"server_before"`
+	ServerIdle     ServerSample           `json:"server_idle"`
+	ServerAfter    ServerSample           `json:"server_after"`
+	PerIdleKiB     float64                `json:"server_kib_per_idle_player"`      // RSS delta after a GC
+	PerIdleLiveKiB float64                `json:"server_live_kib_per_idle_player"` // heap + stacks in use
+	PerSecond      []int64                `json:"games_each_second"`
+	Checks         []Check                `json:"checks"`
+}
+
+// Check is one pass/fail verdict against a goal.
+type Check struct {
+	What string `json:"what"`
+	Goal string `json:"goal"`
+	Got  string `json:"got"`
+	OK   bool   `json:"ok"`
+}
+
+func reportConfig(c *config) map[string]any {
+	return map[string]any{"url": c.wsURL, "players": c.players, "idle": c.idle, "duration": c.duration.String(),
+		"ramp": c.ramp.String(), "think": c.think.String(), "strategy": c.strategy, "disconnect": c.disconnect,
+		"flooders": c.flooders, "vandals": c.vandals, "grids": c.maxGrids, "procs": c.procs}
+}
+
+func (r *Report) finish(c *config, s *Stats) {
+	r.Elapsed = time.Since(r.Started).Seconds()
+	r.Players, r.Idle, r.Games, r.Tickets = s.Players, s.IdlePlayers, s.Games, s.Tickets
+	r.Latency = map[string]Percentiles{"connect": percentiles(s.Connect), "confirm_accept": percentiles(s.Accept),
+		"reveal_lateness": percentiles(s.Lateness), "settle": percentiles(s.Settle)}
+	r.Errors, r.Expected = s.Errors, s.Expected
+	r.Reconnects, r.Resumed = s.Reconnects, s.Resumed
+	r.Mismatches, r.Unsettled, r.DoubleSettle = s.Mismatches, s.Unsettled, s.DoubleSettle
+	r.Stakes, r.Wins, r.RTP = s.Stakes, s.Wins, s.rtp()
+	r.PerSecond = s.PerSecond
+	active := 0
+	for _, n := range s.PerSecond {
+		r.PeakPerSec = max(r.PeakPerSec, n)
+		if n > 0 {
+			active++
+		}
+	}
+	if active > 0 {
+		r.GamesPerSec = float64(s.Games) / float64(active)
+	}
+	if r.Idle > 0 && r.ServerIdle.RSS > 0 {
+		r.PerIdleKiB = float64(r.ServerIdle.RSS-r.ServerBefore.RSS) / float64(r.Idle) / 1024
+		r.PerIdleLiveKiB = float64(r.ServerIdle.Heap+r.ServerIdle.Stack-r.ServerBefore.Heap-r.ServerBefore.Stack) / float64(r.Idle) / 1024
+	}
+}
+
+func (r *Report) check(what, goal, got string, ok bool) {
+	r.Checks = append(r.Checks, Check{what, goal, got, ok})
+}
+
+func (r *Report) verdicts() {
+	r.Checks = nil
+	lat, acc := r.Latency["reveal_lateness"], r.Latency["confirm_accept"]
+	if r.Players > 0 {
+		r.check("reveal lateness p99", "< 20 ms", fmt.Sprintf("%.1f ms", lat.P99), lat.P99 < 20)
+		r.check("confirm → accept p99", "< 50 ms", fmt.Sprintf("%.1f ms", acc.P99), acc.P99 < 50)
+		r.check("unexpected errors", "0", strconv.FormatInt(sumErrors(r.Errors), 10), sumErrors(r.Errors) == 0)
+		r.check("client balance = wallet", "every player", fmt.Sprintf("%d mismatches", len(r.Mismatches)), len(r.Mismatches) == 0)
+		r.check("games settled exactly once", "every game", fmt.Sprintf("%d unsettled, %d twice", r.Unsettled, r.DoubleSettle), r.Unsettled == 0 && r.DoubleSettle == 0)
+		r.check("observed RTP vs exact", "within the 99% CI", fmt.Sprintf("%.2f%% vs %.2f%% (±%.2f%%)", 100*r.RTP.Observed, 100*r.RTP.Exact, 100*r.RTP.HalfCI), r.RTP.Within || r.Games < 2)
+	}
+	if b, ok := r.Books["balanced"].(bool); ok {
+		r.check("books (Σ balances + house = deposits − withdrawals)", "balanced", fmt.Sprint(b), b)
+	} else {
+		r.check("books", "balanced", "could not read /api/ops/books", false)
+	}
+	if r.Idle > 0 {
+		r.check("server memory per idle player", "≤ 20 KiB", fmt.Sprintf("%.1f KiB", r.PerIdleKiB), r.PerIdleKiB <= 20)
+	}
+}
+
+// write prints the text report and saves text, JSON and HTML.
+func (r *Report) write(dir string, out io.Writer) error {
+	r.verdicts()
+	var txt strings.Builder
+	r.text(&txt)
+	fmt.Fprint(out, txt.String())
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		js, _ := json.MarshalIndent(r, "", "  ")
+		os.WriteFile(filepath.Join(dir, "report.json"), js, 0o644)
+		os.WriteFile(filepath.Join(dir, "report.txt"), []byte(txt.String()), 0o644)
+		f, err := os.Create(filepath.Join(dir, "report.html"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := htmlReport.Execute(f, r); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nreport: %s/report.{txt,json,html}\n", dir)
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			return fmt.Errorf("%d check(s) failed", countFailed(r.Checks))
+		}
+	}
+	return nil
+}
+
+func countFailed(cs []Check) int {
+	n := 0
+	for _, c := range cs {
+		if !c.OK {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *Report) text(w io.Writer) {
+	fmt.Fprintf(w, "\nKeno Mystères load test — %s\n", r.Started.Format(time.RFC3339))
+	fmt.Fprintf(w, "config: %v\n", r.Config)
+	fmt.Fprintf(w, "ran %.1f s: %d active players, %d idle; %d tickets, %d games (%.0f games/s mean, %d peak)\n",
+		r.Elapsed, r.Players, r.Idle, r.Tickets, r.Games, r.GamesPerSec, r.PeakPerSec)
+	fmt.Fprintf(w, "reconnects %d (games resumed %d); stakes %.2f €, wins %.2f €\n", r.Reconnects, r.Resumed, float64(r.Stakes)/100, float64(r.Wins)/100)
+	fmt.Fprintf(w, "\n%-16s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")
+	for _, k := range []string{"connect", "confirm_accept", "reveal_lateness", "settle"} {
+		p := r.Latency[k]
+		fmt.Fprintf(w, "%-16s %9d %9.2f %9.2f %9.2f %9.2f %9.2f\n", k, p.Count, p.P50, p.P90, p.P99, p.P999, p.Max)
+	}
+	fmt.Fprintf(w, "\nunexpected errors: %s\nexpected refusals (flooders, bad input): %s\n", fmtCodes(r.Errors), fmtCodes(r.Expected))
+	fmt.Fprintf(w, "server: RSS %s before, %s with idle players, %s after; open-file limit %d; goroutines %d → %d\n",
+		kib(r.ServerBefore.RSS), kib(r.ServerIdle.RSS), kib(r.ServerAfter.RSS), r.ServerAfter.OpenFiles, r.ServerBefore.Goroutines, r.ServerIdle.Goroutines)
+	if r.Idle > 0 {
+		fmt.Fprintf(w, "server memory per idle player: %.1f KiB RSS (%.1f KiB heap + stacks in use), after a GC\n", r.PerIdleKiB, r.PerIdleLiveKiB)
+	}
+	fmt.Fprintf(w, "books: %v\n\nchecks:\n", r.Books["books"])
+	for _, c := range r.Checks {
+		mark := "PASS"
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  [%s] %-52s goal %-18s got %s\n", mark, c.What, c.Goal, c.Got)
+	}
+	for i, m := range r.Mismatches {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more mismatches\n", len(r.Mismatches)-10)
+			break
+		}
+		fmt.Fprintln(w, "  mismatch:", m)
+	}
+}
+
+func fmtCodes(m map[string]int64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func kib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// ServerSample is the server's own figures from /metrics.
+type ServerSample struct {
+	RSS        int64 `json:"rss_bytes"`
+	Heap       int64 `json:"heap_inuse_bytes"`
+	Stack      int64 `json:"stack_inuse_bytes"`
+	Goroutines int64 `json:"goroutines"`
+	Sessions   int64 `json:"sessions"`
+	OpenFiles  int64 `json:"open_files_limit"`
+}
+
+type serverWatch struct {
+	bases []string
+	token string
+}
+
+func newServerWatch(urls []string, token string) *serverWatch {
+	w := &serverWatch{token: token}
+	for _, u := range urls {
+		w.bases = append(w.bases, "http"+strings.TrimSuffix(strings.TrimPrefix(u, "ws"), "/ws"))
+	}
+	return w
+}
+
+// sample sums the figures of the watched servers.
+func (w *serverWatch) sample() ServerSample {
+	var s ServerSample
+	for _, base := range w.bases {
+		// Collect garbage first: the steady-state footprint, not the litter.
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/ops/gc", nil)
+		req.Header.Set("Authorization", "Bearer "+w.token)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			name, val, ok := strings.Cut(sc.Text(), " ")
+			if !ok || strings.HasPrefix(name, "#") {
+				continue
+			}
+			v, _ := strconv.ParseFloat(val, 64)
+			switch name {
+			case "process_resident_memory_bytes":
+				s.RSS += int64(v)
+			case "go_memstats_heap_inuse_bytes":
+				s.Heap += int64(v)
+			case "go_memstats_stack_inuse_bytes":
+				s.Stack += int64(v)
+			case "go_goroutines":
+				s.Goroutines += int64(v)
+			case "keno_sessions_connected":
+				s.Sessions += int64(v)
+			case "keno_open_files_limit":
+				s.OpenFiles = int64(v)
+			}
+		}
+		resp.Body.Close()
+	}
+	return s
+}
+
+func logf(v float64) float64 { return math.Log(v) }
+
+func fetchBooks(base, token string) map[string]any {
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/ops/books", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return map[string]any{"error": err.Error()}
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return map[string]any{"error": resp.Status}
+	}
+	return out
+}
+
+var htmlReport = template.Must(template.New("r").Funcs(template.FuncMap{
+	"bars": func(r *Report) template.HTML {
+		// One horizontal bar chart per latency, log-scaled.
+		var b strings.Builder
+		b.WriteString(`<svg viewBox="0 0 720 300" width="720" height="300" role="img" aria-label="latency percentiles">`)
+		names := []string{"connect", "confirm_accept", "reveal_lateness", "settle"}
+		cols := []string{"p50", "p90", "p99", "p99.9", "max"}
+		colors := []string{"#7ab8ff", "#7ff0b8", "#ffcc33", "#ff8a8c", "#c9a0ff"}
+		maxv := 1.0
+		for _, n := range names {
+			maxv = max(maxv, r.Latency[n].Max)
+		}
+		scale := func(v float64) float64 { // log scale from 0.01 ms
+			if v < 0.01 {
+				v = 0.01
+			}
+			return 560 * (logf(v) - logf(0.01)) / (logf(maxv) - logf(0.01) + 1e-9)
+		}
+		for i, n := range names {
+			p := r.Latency[n]
+			vals := []float64{p.P50, p.P90, p.P99, p.P999, p.Max}
+			y := 20 + i*70
+			fmt.Fprintf(&b, `<text x="0" y="%d" fill="#ccd" font-size="12">%s</text>`, y-4, n)
+			for j, v := range vals {
+				fmt.Fprintf(&b, `<rect x="140" y="%d" width="%.1f" height="10" fill="%s"><title>%s %.2f ms</title></rect><text x="%.1f" y="%d" fill="#ccd" font-size="10">%s %.2f</text>`,
+					y+j*11, scale(v), colors[j], cols[j], v, 145+scale(v), y+j*11+9, cols[j], v)
+			}
+		}
+		b.WriteString(`</svg>`)
+		return template.HTML(b.String())
+	},
+	"rate": func(r *Report) template.HTML {
+		var b strings.Builder
+		n := len(r.PerSecond)
+		peak := float64(max(1, r.PeakPerSec))
+		b.WriteString(`<svg viewBox="0 0 720 200" width="720" height="200" role="img" aria-label="games per second"><polyline fill="none" stroke="#ffcc33" stroke-width="2" points="`)
+		for i, v := range r.PerSecond {
+			fmt.Fprintf(&b, "%.1f,%.1f ", 30+690*float64(i)/float64(max(1, n-1)), 190-180*float64(v)/peak)
+		}
+		fmt.Fprintf(&b, `"/><text x="0" y="14" fill="#ccd" font-size="11">%d/s</text><text x="0" y="190" fill="#ccd" font-size="11">0</text></svg>`, r.PeakPerSec)
+		return template.HTML(b.String())
+	},
+}).Parse(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Keno load test</title>
+<style>body{font-family:system-ui,sans-serif;background:#0c1024;color:#e9ecff;margin:2rem}table{border-collapse:collapse}td,th{padding:.3rem .6rem;border-bottom:1px solid #263066;text-align:left}.ok{color:#2bb673}.fail{color:#e5383b}section{margin:1.5rem 0}</style>
+<h1>Keno Mystères load test</h1>
+<p>{{.Started.Format "2006-01-02 15:04:05"}} — {{printf "%.1f" .Elapsed}} s, {{.Players}} active + {{.Idle}} idle players, {{.Games}} games ({{printf "%.0f" .GamesPerSec}}/s mean, {{.PeakPerSec}}/s peak)</p>
+<section><h2>Checks</h2><table>{{range .Checks}}<tr><td class="{{if .OK}}ok{{else}}fail{{end}}">{{if .OK}}PASS{{else}}FAIL{{end}}</td><td>{{.What}}</td><td>{{.Goal}}</td><td>{{.Got}}</td></tr>{{end}}</table></section>
+<section><h2>Latency percentiles (ms, log scale)</h2>{{bars .}}</section>
+<section><h2>Games settled per second</h2>{{rate .}}</section>
+<section><h2>Latency table (ms)</h2><table><tr><th></th><th>count</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>
+{{range $k, $p := .Latency}}<tr><td>{{$k}}</td><td>{{$p.Count}}</td><td>{{printf "%.2f" $p.P50}}</td><td>{{printf "%.2f" $p.P90}}</td><td>{{printf "%.2f" $p.P99}}</td><td>{{printf "%.2f" $p.P999}}</td><td>{{printf "%.2f" $p.Max}}</td></tr>{{end}}</table></section>
+<section><h2>Errors</h2><p>unexpected: {{.Errors}}</p><p>expected refusals: {{.Expected}}</p></section>
+<section><h2>Server</h2><p>RSS before {{.ServerBefore.RSS}} B, with idle players {{.ServerIdle.RSS}} B, after {{.ServerAfter.RSS}} B; {{printf "%.1f" .PerIdleKiB}} KiB per idle player; open-file limit {{.ServerAfter.OpenFiles}}</p></section>
+<section><h2>Configuration</h2><pre>{{.Config}}</pre></section>
+</html>`))

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// spawn starts a redis-server (AOF, fsync every second) and n keno servers
+// with the fast reveal profile on free loopback ports; it returns a stop
+// function and the servers' WebSocket URLs.
+func spawn(serverBin string, n int) (func(), []string, error) {
+	dir, err := os.MkdirTemp("", "keno-loadtest")
+	if err != nil {
+		return nil, nil, err
+	}
+	var procs []*exec.Cmd
+	stop := func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func(c *exec.Cmd) { c.Wait(); close(done) }(procs[i])
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				procs[i].Process.Kill()
+			}
+		}
+		os.RemoveAll(dir)
+	}
+	redisPort := freePort()
+	redis := exec.Command("redis-server", "--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--loglevel", "warning", "--maxclients", "10000")
+	redis.Stdout, redis.Stderr = os.Stderr, os.Stderr
+	if err := redis.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start redis-server (make deps installs it): %w", err)
+	}
+	procs = append(procs, redis)
+	if err := waitTCP(fmt.Sprintf("127.0.0.1:%d", redisPort)); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	var urls []string
+	for i := 0; i < n; i++ {
+		addr := fmt.Sprintf("127.0.0.1:%d", freePort())
+		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", "fast", "-addr", addr,
+			"-redis", fmt.Sprintf("redis://127.0.0.1:%d", redisPort), "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
+			"-server-id", fmt.Sprintf("load-%d", i))
+		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
+		if err := srv.Start(); err != nil {
+			stop()
+			return nil, nil, err
+		}
+		procs = append(procs, srv)
+		if err := waitHTTP("http://" + addr + "/readyz"); err != nil {
+			stop()
+			return nil, nil, err
+		}
+		urls = append(urls, "ws://"+addr+"/ws")
+	}
+	fmt.Fprintf(os.Stderr, "spawned redis-server :%d and %d server(s): %s\n", redisPort, n, strings.Join(urls, ", "))
+	return stop, urls, nil
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitTCP(addr string) error {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not come up", addr)
+}
+
+func waitHTTP(url string) error {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s did not become ready", url)
+}

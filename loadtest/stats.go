@@ -1,0 +1,205 @@
+package main
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latencies are recorded in microseconds, up to one minute.
+const maxMicros = int64(60 * time.Second / time.Microsecond)
+
+type hdrHist = hdrhistogram.Histogram
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxMicros, 3) }
+
+// Stats is everything one process measured. It is merged across processes
+// (children send theirs to the parent as JSON).
+type Stats struct {
+	mu sync.Mutex
+
+	Connect   *hdrhistogram.Histogram           `json:"-"`
+	Accept    *hdrhistogram.Histogram           `json:"-"` // confirm → accepted
+	Lateness  *hdrhistogram.Histogram           `json:"-"` // timed message receipt − its schedule
+	Settle    *hdrhistogram.Histogram           `json:"-"` // last player action → settled
+	Snapshots map[string]*hdrhistogram.Snapshot `json:"hist"`
+
+	Errors       map[string]int64 `json:"errors"`   // by code, unexpected ones only
+	Expected     map[string]int64 `json:"expected"` // refusals the scenario provokes on purpose (flooders, bad input)
+	Games        int64            `json:"games"`
+	Tickets      int64            `json:"tickets"`
+	Stakes       int64            `json:"stakes"`
+	Wins         int64            `json:"wins"`
+	ExpectedWins float64          `json:"expected_wins"` // Σ stake × exact RTP of (picks, strategy)
+	SumSqX       float64          `json:"sum_sq_x"`      // Σ (win/stake)² for the confidence interval
+	SumX         float64          `json:"sum_x"`
+	SumExpX      float64          `json:"sum_exp_x"`
+	Reconnects   int64            `json:"reconnects"`
+	Resumed      int64            `json:"resumed"`
+	Players      int64            `json:"players"`
+	Connected    int64            `json:"connected"`
+	IdlePlayers  int64            `json:"idle_players"`
+	Mismatches   []string         `json:"mismatches,omitempty"` // client view ≠ wallet
+	Unsettled    int64            `json:"unsettled"`            // games accepted but never seen settled
+	DoubleSettle int64            `json:"double_settled"`
+	PerSecond    []int64          `json:"per_second"` // games settled in each second of the run
+	start        time.Time
+}
+
+func newStats() *Stats {
+	return &Stats{Connect: newHist(), Accept: newHist(), Lateness: newHist(), Settle: newHist(),
+		Errors: map[string]int64{}, Expected: map[string]int64{}, start: time.Now()}
+}
+
+func record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := d.Microseconds()
+	if us < 1 {
+		us = 1
+	}
+	if us > maxMicros {
+		us = maxMicros
+	}
+	h.RecordValue(us)
+}
+
+func (s *Stats) observe(h func(*Stats) *hdrhistogram.Histogram, d time.Duration) {
+	s.mu.Lock()
+	record(h(s), d)
+	s.mu.Unlock()
+}
+
+func (s *Stats) error(code string, expected bool) {
+	s.mu.Lock()
+	if expected {
+		s.Expected[code]++
+	} else {
+		s.Errors[code]++
+	}
+	s.mu.Unlock()
+}
+
+func (s *Stats) settled(stake, win int64, exactRTP float64) {
+	s.mu.Lock()
+	s.Games++
+	s.Stakes += stake
+	s.Wins += win
+	s.ExpectedWins += float64(stake) * exactRTP
+	x := float64(win) / float64(stake)
+	s.SumX += x
+	s.SumSqX += x * x
+	s.SumExpX += exactRTP
+	sec := int(time.Since(s.start).Seconds())
+	for len(s.PerSecond) <= sec {
+		s.PerSecond = append(s.PerSecond, 0)
+	}
+	s.PerSecond[sec]++
+	s.mu.Unlock()
+}
+
+func (s *Stats) add(f func(*Stats)) {
+	s.mu.Lock()
+	f(s)
+	s.mu.Unlock()
+}
+
+// export prepares the histograms for JSON.
+func (s *Stats) export() {
+	s.Snapshots = map[string]*hdrhistogram.Snapshot{
+		"connect": s.Connect.Export(), "accept": s.Accept.Export(), "lateness": s.Lateness.Export(), "settle": s.Settle.Export(),
+	}
+}
+
+// merge adds another process's figures.
+func (s *Stats) merge(o *Stats) {
+	for name, snap := range o.Snapshots {
+		h := hdrhistogram.Import(snap)
+		switch name {
+		case "connect":
+			s.Connect.Merge(h)
+		case "accept":
+			s.Accept.Merge(h)
+		case "lateness":
+			s.Lateness.Merge(h)
+		case "settle":
+			s.Settle.Merge(h)
+		}
+	}
+	for k, v := range o.Errors {
+		s.Errors[k] += v
+	}
+	for k, v := range o.Expected {
+		s.Expected[k] += v
+	}
+	s.Games += o.Games
+	s.Tickets += o.Tickets
+	s.Stakes += o.Stakes
+	s.Wins += o.Wins
+	s.ExpectedWins += o.ExpectedWins
+	s.SumX += o.SumX
+	s.SumSqX += o.SumSqX
+	s.SumExpX += o.SumExpX
+	s.Reconnects += o.Reconnects
+	s.Resumed += o.Resumed
+	s.Players += o.Players
+	s.Connected += o.Connected
+	s.IdlePlayers += o.IdlePlayers
+	s.Mismatches = append(s.Mismatches, o.Mismatches...)
+	s.Unsettled += o.Unsettled
+	s.DoubleSettle += o.DoubleSettle
+	for i, v := range o.PerSecond {
+		for len(s.PerSecond) <= i {
+			s.PerSecond = append(s.PerSecond, 0)
+		}
+		s.PerSecond[i] += v
+	}
+}
+
+// RTPCheck compares the observed return with the exact one for the games
+// actually played (their pick counts, stakes and choices).
+type RTPCheck struct {
+	Observed float64 `json:"observed"`
+	Exact    float64 `json:"exact"`
+	HalfCI   float64 `json:"half_ci_99"` // 99% confidence half-width of the observed mean per game
+	Within   bool    `json:"within"`
+}
+
+func (s *Stats) rtp() RTPCheck {
+	if s.Games < 2 || s.Stakes == 0 {
+		return RTPCheck{}
+	}
+	n := float64(s.Games)
+	mean := s.SumX / n
+	variance := math.Max(0, s.SumSqX/n-mean*mean) * n / (n - 1)
+	half := 2.576 * math.Sqrt(variance/n)
+	exactMean := s.SumExpX / n
+	return RTPCheck{Observed: float64(s.Wins) / float64(s.Stakes), Exact: s.ExpectedWins / float64(s.Stakes),
+		HalfCI: half, Within: math.Abs(mean-exactMean) <= half}
+}
+
+// Percentiles of a histogram in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P90   float64 `json:"p90_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p999_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+func percentiles(h *hdrhistogram.Histogram) Percentiles {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Percentiles{Count: h.TotalCount(), P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
+		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max())}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
