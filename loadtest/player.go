@@ -222,6 +222,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 				continue
 			}
 			p.stats.add(func(s *Stats) { s.Unsettled += int64(len(games)) })
+			p.stats.error("lost:"+errCode(err)+":"+err.Error(), ctx.Err() != nil)
 			return err
 		}
 		switch m.Type {

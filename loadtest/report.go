@@ -91,12 +91,14 @@ func (r *Report) check(what, goal, got string, ok bool) {
 	r.Checks = append(r.Checks, Check{what, goal, got, ok})
 }
 
-func (r *Report) verdicts() {
+func (r *Report) verdicts(perf bool) {
 	r.Checks = nil
 	lat, acc := r.Latency["reveal_lateness"], r.Latency["confirm_accept"]
 	if r.Players > 0 {
-		r.check("reveal lateness p99", "< 20 ms", fmt.Sprintf("%.1f ms", lat.P99), lat.P99 < 20)
-		r.check("confirm → accept p99", "< 50 ms", fmt.Sprintf("%.1f ms", acc.P99), acc.P99 < 50)
+		if perf {
+			r.check("reveal lateness p99", "< 20 ms", fmt.Sprintf("%.1f ms", lat.P99), lat.P99 < 20)
+			r.check("confirm → accept p99", "< 50 ms", fmt.Sprintf("%.1f ms", acc.P99), acc.P99 < 50)
+		}
 		r.check("unexpected errors", "0", strconv.FormatInt(sumErrors(r.Errors), 10), sumErrors(r.Errors) == 0)
 		r.check("client balance = wallet", "every player", fmt.Sprintf("%d mismatches", len(r.Mismatches)), len(r.Mismatches) == 0)
 		r.check("games settled exactly once", "every game", fmt.Sprintf("%d unsettled, %d twice", r.Unsettled, r.DoubleSettle), r.Unsettled == 0 && r.DoubleSettle == 0)
@@ -107,14 +109,14 @@ func (r *Report) verdicts() {
 	} else {
 		r.check("books", "balanced", "could not read /api/ops/books", false)
 	}
-	if r.Idle > 0 {
+	if r.Idle > 0 && perf {
 		r.check("server memory per idle player", "≤ 20 KiB", fmt.Sprintf("%.1f KiB", r.PerIdleKiB), r.PerIdleKiB <= 20)
 	}
 }
 
 // write prints the text report and saves text, JSON and HTML.
-func (r *Report) write(dir string, out io.Writer) error {
-	r.verdicts()
+func (r *Report) write(dir string, out io.Writer, perf bool) error {
+	r.verdicts(perf)
 	var txt strings.Builder
 	r.text(&txt)
 	fmt.Fprint(out, txt.String())
