@@ -379,6 +379,18 @@ async function start(player) {
     $("#conn").dataset.state = s;
     $("#conn").textContent = { open: "online", connecting: "connecting…", reconnecting: "reconnecting…", closed: "offline" }[s];
     if (s === "reconnecting") say("Connection lost — reconnecting; your game is safe and will resume.", "warn");
+    if (s === "open" && state.playing) {
+      // Back online: an unfinished game is resumed at once; if none comes,
+      // the game ended while we were away (its result is in the history).
+      setBalance(c.welcome.balance);
+      setTimeout(() => {
+        if (state.playing && !state.resumed) {
+          onTicketDone({ balance: c.welcome.balance, win: 0 });
+          say("Your game finished while you were away — see History for its result.");
+        }
+        state.resumed = false;
+      }, 1500);
+    }
   });
   on("game_start", onGameStart);
   on("color", onColor);
@@ -391,7 +403,7 @@ async function start(player) {
   on("extra_result", onExtraResult);
   on("settled", onSettled);
   on("ticket_done", onTicketDone);
-  on("resume", () => { state.playing = true; renderBuilder(); say("Resuming your game…"); });
+  on("resume", () => { state.playing = true; state.resumed = true; renderBuilder(); say("Resuming your game…"); });
   on("error", (m) => explain(new KenoError(m.error)));
   on("session_taken_over", (m) => say(m.text, "warn"));
   on("server_shutdown", (m) => say(m.text, "warn"));

@@ -219,6 +219,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 		}
 		if err != nil {
 			if ctx.Err() == nil && p.reconnect(ctx) == nil {
+				p.reconcile(ctx, games)
 				continue
 			}
 			p.stats.add(func(s *Stats) { s.Unsettled += int64(len(games)) })
@@ -244,8 +245,6 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			box := p.rng.IntN(engine.ExtraBoxes)
 			lastAction = time.Now()
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
-		case protocol.TResume:
-			p.stats.add(func(s *Stats) { s.Resumed += int64(len(m.Games)) })
 		case protocol.TSettled:
 			if !lastAction.IsZero() {
 				p.stats.observe(func(s *Stats) *hdrHist { return s.Settle }, time.Since(lastAction))
@@ -256,15 +255,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			}
 			p.balance = *m.Balance
 			delete(games, m.Game)
-			rtp := exactRTP[stake][picks]
-			exact := rtp[0]
-			switch p.cfg.strategy {
-			case "continue":
-				exact = rtp[1]
-			case "random":
-				exact = (rtp[0] + rtp[1]) / 2
-			}
-			p.stats.settled(stake, m.Win, exact)
+			p.stats.settled(stake, m.Win, p.exact(stake, picks))
 		case protocol.TTicketDone:
 			p.balance = *m.Balance
 		case protocol.TError:
@@ -297,6 +288,47 @@ func (p *player) reconnect(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("could not reconnect")
+}
+
+// reconcile, after a reconnection, accounts for the games that were settled
+// while the player was away (their "settled" went to the dropped
+// connection): the server resumes only unfinished games, so any other game
+// awaited is looked up in the history.
+func (p *player) reconcile(ctx context.Context, games map[string]bool) {
+	resumed := map[string]bool{}
+	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if m, err := p.c.NextOf(rctx, protocol.TResume); err == nil {
+		for _, g := range m.Games {
+			resumed[g.Game] = true
+		}
+		p.stats.add(func(s *Stats) { s.Resumed += int64(len(m.Games)) })
+	}
+	cancel()
+	for id := range games {
+		if resumed[id] {
+			continue
+		}
+		d, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TGame, Game: id})
+		if err != nil || d.Detail.Status != "settled" {
+			continue // the next reconnection will look again
+		}
+		p.seen[id]++
+		delete(games, id)
+		o := d.Detail.Outcome
+		p.stats.settled(o.Stake, d.Detail.Win, p.exact(o.Stake, len(o.Picks)))
+	}
+}
+
+// exact is the exact RTP of a game under the configured strategy.
+func (p *player) exact(stake int64, picks int) float64 {
+	rtp := exactRTP[stake][picks]
+	switch p.cfg.strategy {
+	case "continue":
+		return rtp[1]
+	case "random":
+		return (rtp[0] + rtp[1]) / 2
+	}
+	return rtp[0]
 }
 
 // drain plays out any game resumed at connection.

@@ -38,7 +38,7 @@ type FairState struct {
 // seed (kept server-side until rotation), the client seed and the first nonce.
 func (s *Store) Seeds(ctx context.Context, player string, n int) (seed []byte, client string, first uint64, err error) {
 	fresh := hex.EncodeToString(engine.NewServerSeed())
-	r, err := nextNonceScript.Run(ctx, s.rdb, []string{keysOf(player).fair()}, fresh, n).Slice()
+	r, err := s.run(ctx, nextNonceScript, []string{keysOf(player).fair()}, fresh, n)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -67,7 +67,7 @@ func (s *Store) SetClientSeed(ctx context.Context, player, seed string) error {
 // the number of games dealt from it; it returns the new commitment.
 func (s *Store) RotateSeed(ctx context.Context, player string) (revealed string, games int64, commit string, err error) {
 	seed := engine.NewServerSeed()
-	r, err := rotateScript.Run(ctx, s.rdb, []string{keysOf(player).fair()}, hex.EncodeToString(seed)).Slice()
+	r, err := s.run(ctx, rotateScript, []string{keysOf(player).fair()}, hex.EncodeToString(seed))
 	if err != nil {
 		return "", 0, "", err
 	}

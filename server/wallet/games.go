@@ -80,7 +80,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds())}
 		args = append(append(args, journalArgs(e)...), games...)
-		return betScript.Run(ctx, s.rdb, keys, args...).Slice()
+		return s.run(ctx, betScript, keys, args...)
 	})
 	if err != nil {
 		return 0, false, err
@@ -110,7 +110,7 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	payload := map[string]string{"game": gameID, field: value}
 	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		return chooseScript.Run(ctx, s.rdb, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...).Slice()
+		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 	}{gameID, res.Win, result}
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
-		return settleScript.Run(ctx, s.rdb, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...).Slice()
+		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...)
 	})
 	if err != nil {
 		return Settlement{}, err

@@ -46,7 +46,11 @@ func (s *Store) claim(ctx context.Context, player string, ttl time.Duration, ifF
 	if ifFree {
 		nx = "1"
 	}
-	tok, err := claimScript.Run(ctx, s.rdb, []string{k.owner(), k.fence()}, ttl.Milliseconds(), nx).Text()
+	cmd, err := s.eval(ctx, claimScript, []string{k.owner(), k.fence()}, ttl.Milliseconds(), nx)
+	if err != nil {
+		return "", err
+	}
+	tok, err := cmd.Text()
 	if err == redis.Nil {
 		return "", nil
 	}
@@ -120,7 +124,26 @@ func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, 
 	for i, id := range gameIDs {
 		z[i] = redis.Z{Score: float64(due.UnixMilli()), Member: indexMember(player, id)}
 	}
-	return s.rdb.ZAdd(ctx, openIndex, z...).Err()
+	if s.cfg.ReplicaAcks == 0 {
+		return s.rdb.ZAdd(ctx, openIndex, z...).Err()
+	}
+	// Replicated before the bet: a failover must not lose the entry that
+	// lets a surviving server find an abandoned game.
+	node, err := s.node(ctx, openIndex)
+	if err != nil {
+		return err
+	}
+	pipe := node.Pipeline()
+	add := pipe.ZAdd(ctx, openIndex, z...)
+	wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
+	pipe.Exec(ctx)
+	if err := add.Err(); err != nil {
+		return err
+	}
+	if n, _ := wait.Int(); n < s.cfg.ReplicaAcks {
+		return ErrNotReplicated
+	}
+	return nil
 }
 
 // Unindex removes a settled game from the recovery index.

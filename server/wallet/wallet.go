@@ -32,6 +32,11 @@ type Config struct {
 	RaiseDelay        time.Duration // before a raised limit applies
 	OpTTL             time.Duration // how long an operation id is remembered
 	History           time.Duration // how far back the history goes (31 days)
+	// ReplicaAcks: money operations wait (WAIT) for this many replicas to
+	// have the write before they are reported done, so a failover cannot
+	// lose an acknowledged bet or payout. 0 with no replicas.
+	ReplicaAcks    int
+	ReplicaTimeout time.Duration
 }
 
 // DefaultConfig is the production policy.
@@ -42,7 +47,68 @@ func DefaultConfig() Config {
 		RaiseDelay:        7 * 24 * time.Hour,
 		OpTTL:             7 * 24 * time.Hour,
 		History:           31 * 24 * time.Hour,
+		ReplicaTimeout:    500 * time.Millisecond,
 	}
+}
+
+// ErrNotReplicated: the write reached the master but not enough replicas in
+// time. It may or may not survive a failover, so the caller must retry the
+// same operation (idempotent) before telling anyone it is done.
+var ErrNotReplicated = errors.New("wallet: write not acknowledged by a replica in time; retry")
+
+// run executes a script that answers a list ({'ok'|'dup'|'err', …}).
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]any, error) {
+	cmd, err := s.eval(ctx, script, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	return cmd.Slice()
+}
+
+// eval executes a script on the master that owns keys[0]. When replica
+// acknowledgements are required, WAIT follows it in the same pipeline —
+// WAIT only covers the writes of its own connection — and a write that no
+// replica confirmed in time is reported as ErrNotReplicated (refusals,
+// which write nothing, are not).
+func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	if s.cfg.ReplicaAcks == 0 {
+		return script.Run(ctx, s.rdb, keys, args...), nil
+	}
+	node, err := s.node(ctx, keys[0])
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		pipe := node.Pipeline()
+		res := script.EvalSha(ctx, pipe, keys, args...)
+		wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
+		pipe.Exec(ctx)
+		if err := res.Err(); err != nil {
+			if redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0 {
+				if err := script.Load(ctx, node).Err(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			return res, nil
+		}
+		if r, ok := res.Val().([]any); ok && str(r, 0) == "err" {
+			return res, nil
+		}
+		if n, _ := wait.Int(); n < s.cfg.ReplicaAcks {
+			return nil, ErrNotReplicated
+		}
+		return res, nil
+	}
+}
+
+// node is the client of the master that owns key (the store's own client
+// when Redis is not a cluster).
+func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		return c.MasterForKey(ctx, key)
+	}
+	return s.rdb, nil
 }
 
 // Error is a refusal with a machine-readable code.
@@ -255,7 +321,7 @@ func (s *Store) Deposit(ctx context.Context, player, opID string, amount int64) 
 	now := s.nowMS()
 	reply, err := s.sealed(ctx, player, "deposit", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
 		args := append([]any{amount, now, s.cfg.DefaultDepositCap, (7 * 24 * time.Hour).Milliseconds(), int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
-		return depositScript.Run(ctx, s.rdb, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...).Slice()
+		return s.run(ctx, depositScript, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...)
 	})
 	return balanceReply(reply, err)
 }
@@ -269,7 +335,7 @@ func (s *Store) Withdraw(ctx context.Context, player, opID string, amount int64)
 	now := s.nowMS()
 	reply, err := s.sealed(ctx, player, "withdraw", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
 		args := append([]any{amount, now, int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
-		return withdrawScript.Run(ctx, s.rdb, []string{k.acct(), k.op(opID), k.journal(), k.ledger()}, args...).Slice()
+		return s.run(ctx, withdrawScript, []string{k.acct(), k.op(opID), k.journal(), k.ledger()}, args...)
 	})
 	return balanceReply(reply, err)
 }
@@ -340,8 +406,8 @@ func (s *Store) SetLimit(ctx context.Context, player, kind string, value int64) 
 	if value < 0 {
 		return false, 0, &Error{Code: "bad_request"}
 	}
-	reply, err := limitsScript.Run(ctx, s.rdb, []string{keysOf(player).limits()},
-		s.nowMS(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value).Slice()
+	reply, err := s.run(ctx, limitsScript, []string{keysOf(player).limits()},
+		s.nowMS(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value)
 	if err != nil {
 		return false, 0, err
 	}
