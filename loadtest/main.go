@@ -91,6 +91,16 @@ func main() {
 	}
 }
 
+// next is the server after u in the list (u itself when there is one).
+func (c *config) next(u string) string {
+	for i, x := range c.urls {
+		if x == u {
+			return c.urls[(i+1)%len(c.urls)]
+		}
+	}
+	return c.urls[0]
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

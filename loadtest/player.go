@@ -275,9 +275,12 @@ func (p *player) decide() bool {
 	return p.rng.IntN(2) == 0
 }
 
+// reconnect comes back, to the next server of the list when there are
+// several: players move between servers mid-game.
 func (p *player) reconnect(ctx context.Context) error {
 	p.c.CloseNow()
 	for attempt := 0; attempt < 10; attempt++ {
+		p.url = p.cfg.next(p.url)
 		if err := p.connect(ctx, false); err == nil {
 			return nil
 		}

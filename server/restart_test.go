@@ -45,12 +45,13 @@ type proc struct {
 }
 
 // startProc runs the real binary against redisURL.
-func startProc(t *testing.T, redisURL string) *proc {
+func startProc(t *testing.T, redisURL string, extra ...string) *proc {
 	t.Helper()
 	port := redistest.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(serverBinary(t), "serve", "-mode", "dev", "-profile", "fast", "-redis", redisURL,
-		"-addr", addr, "-grace", "500ms", "-lease", "1s", "-log", "json", "-log-level", "warn")
+	args := append([]string{"serve", "-mode", "dev", "-profile", "fast", "-redis", redisURL,
+		"-addr", addr, "-grace", "500ms", "-lease", "1s", "-log", "json", "-log-level", "warn"}, extra...)
+	cmd := exec.Command(serverBinary(t), args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

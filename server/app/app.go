@@ -72,7 +72,9 @@ func New(cfg Config) (*App, error) {
 
 // NewStore opens the wallet over rdb with the configured seal key.
 func NewStore(rdb redis.UniversalClient, cfg Config) (*wallet.Store, error) {
-	return wallet.New(rdb, []byte(cfg.SealKey), wallet.DefaultConfig())
+	wc := wallet.DefaultConfig()
+	wc.ReplicaAcks = cfg.ReplicaAcks
+	return wallet.New(rdb, []byte(cfg.SealKey), wc)
 }
 
 // redisBuffer: go-redis's default buffers are large; our commands and

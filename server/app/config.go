@@ -17,20 +17,21 @@ import (
 
 // Config is everything a server needs, from flags and environment.
 type Config struct {
-	Addr       string // ADDR
-	RedisURL   string // REDIS_URL; empty: embedded miniredis (dev only)
-	Mode       string // MODE: dev or production
-	Profile    string // PROFILE: human or fast (reveal pace)
-	TokenKey   string // KENO_TOKEN_KEY: verifies player tokens
-	SealKey    string // KENO_SEAL_KEY: seals the journal
-	OpsToken   string // KENO_OPS_TOKEN: protects /ops and the ops API
-	Grace      time.Duration
-	ServerID   string // SERVER_ID: names this server in logs and ops figures
-	LogPretty  bool
-	LogLevel   string
-	Session    session.Config
-	Limits     ratelimit.Rules
-	DrainGrace time.Duration // shutdown: how long running reveals may take to reach a pause
+	Addr        string // ADDR
+	RedisURL    string // REDIS_URL; empty: embedded miniredis (dev only)
+	Mode        string // MODE: dev or production
+	Profile     string // PROFILE: human or fast (reveal pace)
+	TokenKey    string // KENO_TOKEN_KEY: verifies player tokens
+	SealKey     string // KENO_SEAL_KEY: seals the journal
+	OpsToken    string // KENO_OPS_TOKEN: protects /ops and the ops API
+	Grace       time.Duration
+	ServerID    string // SERVER_ID: names this server in logs and ops figures
+	LogPretty   bool
+	LogLevel    string
+	Session     session.Config
+	Limits      ratelimit.Rules
+	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
+	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
 }
 
 // Dev-mode defaults: fixed, so a restarted dev server still verifies its
@@ -61,6 +62,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.IntVar(&c.ReplicaAcks, "replica-acks", envInt("REDIS_REPLICA_ACKS", 0), "replicas that must confirm each money write before it is reported done (1 on a Redis Cluster with replicas) (REDIS_REPLICA_ACKS)")
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")

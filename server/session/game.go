@@ -198,11 +198,15 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 
 // settle pays the game (once, whatever happens) and updates the figures.
 func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlement, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	t0 := time.Now()
-	st, err := s.hub.store.Settle(ctx, s.player, s.fence, g.ID, res)
-	s.hub.metrics.ObserveRedis("settle", t0, err)
+	var st wallet.Settlement
+	err := retryTransient(ctx, func() (err error) {
+		t0 := time.Now()
+		st, err = s.hub.store.Settle(ctx, s.player, s.fence, g.ID, res)
+		s.hub.metrics.ObserveRedis("settle", t0, err)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, wallet.ErrFenced) {
 			s.takenOver()
@@ -285,11 +289,14 @@ func (s *Session) decision(req *protocol.Request, kind string, d decision) {
 // record makes a choice durable (journaled) before it takes effect, then
 // acknowledges it.
 func (s *Session) record(game, reqID, field, value string) bool {
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	defer cancel()
-	t0 := time.Now()
-	err := s.hub.store.Choose(ctx, s.player, s.fence, game, field, value)
-	s.hub.metrics.ObserveRedis("choose", t0, err)
+	err := retryTransient(ctx, func() error {
+		t0 := time.Now()
+		err := s.hub.store.Choose(ctx, s.player, s.fence, game, field, value)
+		s.hub.metrics.ObserveRedis("choose", t0, err)
+		return err
+	})
 	switch {
 	case errors.Is(err, wallet.ErrFenced):
 		s.takenOver()
@@ -312,4 +319,25 @@ func boolValue(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// retryTransient repeats op while it fails for a passing reason — Redis
+// restarting or failing over, a write not yet replicated — with backoff,
+// until ctx ends. Refusals (*wallet.Error) are answers, not failures, and
+// come back at once. Every operation retried this way is idempotent.
+func retryTransient(ctx context.Context, op func() error) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := op()
+		var we *wallet.Error
+		if err == nil || errors.As(err, &we) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return err
+		}
+		delay = min(2*delay, time.Second)
+	}
 }

@@ -101,9 +101,15 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	}
 
 	// Fix every outcome now, from the committed seed: nothing random later.
-	t0 := time.Now()
-	seed, client, first, err := s.hub.store.Seeds(ctx, s.player, len(t.grids))
-	s.hub.metrics.ObserveRedis("seeds", t0, err)
+	var seed []byte
+	var client string
+	var first uint64
+	err := retryTransient(ctx, func() (err error) {
+		t0 := time.Now()
+		seed, client, first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
+		s.hub.metrics.ObserveRedis("seeds", t0, err)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -123,15 +129,26 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	}
 	// Scheduled for recovery before the debit: a crash right after the debit
 	// still leaves the games findable by any server.
-	if err := s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)); err != nil {
+	if err := retryTransient(ctx, func() error { return s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)) }); err != nil {
 		return err
 	}
-	t0 = time.Now()
-	balance, _, err := s.hub.store.PlaceBet(ctx, s.player, s.fence, tk)
-	s.hub.metrics.ObserveRedis("bet", t0, err)
+	// Retried with the same ticket id: a bet that landed although its reply
+	// was lost answers "dup" the second time, and is played.
+	var balance int64
+	err = retryTransient(ctx, func() (err error) {
+		t0 := time.Now()
+		balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fence, tk)
+		s.hub.metrics.ObserveRedis("bet", t0, err)
+		return err
+	})
 	if err != nil {
-		for _, id := range ids {
-			s.hub.store.Unindex(context.Background(), s.player, id)
+		// A refused bet left nothing behind; an unanswered one may have
+		// landed, so its recovery entries stay (the sweeper drops them if
+		// no game exists).
+		if we := (*wallet.Error)(nil); errors.As(err, &we) {
+			for _, id := range ids {
+				s.hub.store.Unindex(context.Background(), s.player, id)
+			}
 		}
 		return err
 	}

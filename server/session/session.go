@@ -342,8 +342,11 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		e.RetryMS = retry.Milliseconds()
 		return e
 	}
-	fence, err := s.hub.store.Claim(ctx, player, s.hub.cfg.LeaseTTL)
-	if err != nil {
+	var fence string
+	if err := retryTransient(ctx, func() (err error) {
+		fence, err = s.hub.store.Claim(ctx, player, s.hub.cfg.LeaseTTL)
+		return err
+	}); err != nil {
 		return err
 	}
 	s.player, s.fence = player, fence
