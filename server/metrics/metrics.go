@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 // Metrics are every figure the server exports at /metrics.
 type Metrics struct {
 	Registry *prometheus.Registry
+	names    map[string]bool // every metric family this server can export
 
 	Sessions       prometheus.Gauge
 	Connects       *prometheus.CounterVec // result: ok, unauthorized, rate_limited, …
@@ -40,9 +42,11 @@ type Metrics struct {
 // collectors.
 func New() *Metrics {
 	r := prometheus.NewRegistry()
-	f := factory{r}
+	names := map[string]bool{}
+	f := factory{r, names}
 	m := &Metrics{
 		Registry:       r,
+		names:          names,
 		Sessions:       f.gauge("keno_sessions_connected", "Players connected to this server."),
 		Connects:       f.counterVec("keno_connects_total", "WebSocket connection attempts by result.", "result"),
 		GamesStarted:   f.counterVec("keno_games_started_total", "Games accepted, by pick count and stake (cents).", "picks", "stake"),
@@ -65,7 +69,23 @@ func New() *Metrics {
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if mfs, err := r.Gather(); err == nil { // the Go and process collectors' families
+		for _, mf := range mfs {
+			names[mf.GetName()] = true
+		}
+	}
 	return m
+}
+
+// Exports reports whether the server exports a metric family of this name
+// (histogram series may be named with _bucket, _sum or _count).
+func (m *Metrics) Exports(name string) bool {
+	for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && m.names[base] {
+			return true
+		}
+	}
+	return false
 }
 
 // ObserveRedis records one wallet operation's latency and error.
@@ -81,33 +101,41 @@ func Labels(picks int, stake int64) []string {
 	return []string{strconv.Itoa(picks), strconv.FormatInt(stake, 10)}
 }
 
-type factory struct{ r *prometheus.Registry }
+type factory struct {
+	r     *prometheus.Registry
+	names map[string]bool
+}
 
 func (f factory) gauge(name, help string) prometheus.Gauge {
+	f.names[name] = true
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
 	f.r.MustRegister(g)
 	return g
 }
 
 func (f factory) counter(name, help string) prometheus.Counter {
+	f.names[name] = true
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	f.r.MustRegister(c)
 	return c
 }
 
 func (f factory) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	f.names[name] = true
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	f.r.MustRegister(c)
 	return c
 }
 
 func (f factory) histogram(name, help string, buckets []float64) prometheus.Histogram {
+	f.names[name] = true
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
 	f.r.MustRegister(h)
 	return h
 }
 
 func (f factory) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	f.names[name] = true
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 	f.r.MustRegister(h)
 	return h
