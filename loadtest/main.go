@@ -53,6 +53,7 @@ type config struct {
 	childIndex  int
 	serverProcs int
 	perfChecks  bool
+	profile     string
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&c.prefix, "prefix", "", "player name prefix (default: unique per run)")
 	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")
 	flag.StringVar(&c.spawnServer, "spawn-server", "", "start this keno-server binary (fast profile) and a redis-server, and test them")
+	flag.StringVar(&c.profile, "profile", "fast", "with -spawn-server: the reveal pace, fast (a few ms) or human (150/400 ms)")
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
@@ -141,7 +143,7 @@ func (c *config) validate() error {
 func run(c *config) error {
 	raiseOpenFiles()
 	if c.spawnServer != "" && !c.child {
-		stop, urls, err := spawn(c.spawnServer, c.serverProcs)
+		stop, urls, err := spawn(c.spawnServer, c.serverProcs, c.profile)
 		if err != nil {
 			return err
 		}

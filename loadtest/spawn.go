@@ -11,9 +11,9 @@ import (
 )
 
 // spawn starts a redis-server (AOF, fsync every second) and n keno servers
-// with the fast reveal profile on free loopback ports; it returns a stop
+// with the given reveal profile on free loopback ports; it returns a stop
 // function and the servers' WebSocket URLs.
-func spawn(serverBin string, n int) (func(), []string, error) {
+func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 	dir, err := os.MkdirTemp("", "keno-loadtest")
 	if err != nil {
 		return nil, nil, err
@@ -47,7 +47,7 @@ func spawn(serverBin string, n int) (func(), []string, error) {
 	var urls []string
 	for i := 0; i < n; i++ {
 		addr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", "fast", "-addr", addr,
+		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", profile, "-addr", addr,
 			"-redis", fmt.Sprintf("redis://127.0.0.1:%d", redisPort), "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
 			"-server-id", fmt.Sprintf("load-%d", i))
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr

@@ -41,7 +41,6 @@ type Config struct {
 	LeaseTTL        time.Duration // ownership lease; renewed while the player is active
 	IdleTimeout     time.Duration // no message (not even a ping) for this long: the connection is dead
 	DecisionTimeout time.Duration // a connected player who does not choose gets the default
-	WriteTimeout    time.Duration // a client that cannot take a message this fast is dropped
 	MsgRate         float64       // messages per second per connection
 	MsgBurst        int
 	AbuseLimit      int // refusals in a row before the connection is closed
@@ -54,8 +53,8 @@ func HumanConfig() Config {
 	return Config{
 		ColorInterval: 150 * time.Millisecond, NumberInterval: 400 * time.Millisecond, SoCInterval: 500 * time.Millisecond,
 		Grace: 60 * time.Second, LeaseTTL: 30 * time.Second, IdleTimeout: 60 * time.Second,
-		DecisionTimeout: 10 * time.Minute, WriteTimeout: 10 * time.Second,
-		MsgRate: 20, MsgBurst: 40, AbuseLimit: 50, SweepEvery: time.Second,
+		DecisionTimeout: 10 * time.Minute,
+		MsgRate:         20, MsgBurst: 40, AbuseLimit: 50, SweepEvery: time.Second,
 	}
 }
 

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -150,16 +149,17 @@ func (s *Session) cleanup() {
 	s.conn.Close(websocket.StatusNormalClosure, "")
 }
 
-// send writes one message; a client too slow to take it ends the session.
+// send writes one message. There is no timer per write (the reveal is
+// most of the traffic): a client that stops reading fills its socket
+// buffers, stops sending too, and the reaper closes it, which ends the
+// blocked write.
 func (s *Session) send(m *protocol.Message) bool {
-	b, err := json.Marshal(m)
+	b, err := protocol.Encode(m)
 	if err != nil {
 		s.hub.log.Error().Err(err).Msg("encode message")
 		return false
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.hub.cfg.WriteTimeout)
-	defer cancel()
-	if err := s.conn.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := s.conn.Write(s.ctx, websocket.MessageText, b); err != nil {
 		s.cancel()
 		return false
 	}
