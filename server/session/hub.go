@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -82,6 +83,7 @@ type Hub struct {
 	conns    map[*Session]struct{} // every open connection, for the reaper
 	draining bool
 	wg       sync.WaitGroup // running sessions
+	connSeq  atomic.Int64   // numbers connections, to spread lease renewals
 }
 
 // NewHub assembles a hub.
@@ -230,22 +232,27 @@ func (h *Hub) Reap(ctx context.Context) {
 	}
 }
 
-// KeepLeases renews the ownership lease of every local session, in one
-// pipeline per round, until ctx ends. A session whose lease was taken (its
-// player connected elsewhere, or it stalled past the TTL) is ended.
+// KeepLeases renews the ownership lease of every local session until ctx
+// ends. Sessions are spread over leaseSlots slots renewed in turn, so that
+// Redis sees a steady trickle of small pipelines rather than one burst of
+// every player at once. A session whose lease was taken (its player
+// connected elsewhere, or it stalled past the TTL) is ended.
 func (h *Hub) KeepLeases(ctx context.Context) {
-	t := time.NewTicker(h.cfg.LeaseTTL / 3)
+	const leaseSlots = 64
+	t := time.NewTicker(h.cfg.LeaseTTL / 3 / leaseSlots)
 	defer t.Stop()
-	for {
+	for slot := 0; ; slot = (slot + 1) % leaseSlots {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 		h.mu.Lock()
-		sessions := make([]*Session, 0, len(h.sessions))
+		var sessions []*Session
 		for _, s := range h.sessions {
-			sessions = append(sessions, s)
+			if s.leaseSlot%leaseSlots == slot {
+				sessions = append(sessions, s)
+			}
 		}
 		h.mu.Unlock()
 		leases := make([]wallet.Lease, len(sessions))

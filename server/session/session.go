@@ -32,8 +32,9 @@ type Session struct {
 	fence   string
 	version int
 
-	refusals int          // consecutive refused messages (sustained abuse closes)
-	lastSeen atomic.Int64 // Unix seconds of the last frame received
+	refusals  int          // consecutive refused messages (sustained abuse closes)
+	leaseSlot int          // which round of the lease keeper renews this one
+	lastSeen  atomic.Int64 // Unix seconds of the last frame received
 
 	mu       sync.Mutex
 	pending  *pendingTicket // built, summarised, awaiting confirm
@@ -60,6 +61,7 @@ func newSession(h *Hub, conn *websocket.Conn, ip string) *Session {
 	s := &Session{hub: h, conn: conn, ip: ip, ctx: ctx, cancel: cancel,
 		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
 	s.lastSeen.Store(time.Now().Unix())
+	s.leaseSlot = int(h.connSeq.Add(1))
 	return s
 }
 
