@@ -99,26 +99,19 @@ type heartbeat struct {
 }
 
 func (f *OpsFeed) run(ctx context.Context) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			snap := f.compute(ctx)
-			b, _ := json.Marshal(snap)
-			f.mu.Lock()
-			f.last = snap
-			for ch := range f.subs {
-				select {
-				case ch <- b:
-				default: // a slow page skips a frame
-				}
+	session.Every(ctx, time.Second, func() {
+		snap := f.compute(ctx)
+		b, _ := json.Marshal(snap)
+		f.mu.Lock()
+		f.last = snap
+		for ch := range f.subs {
+			select {
+			case ch <- b:
+			default: // a slow page skips a frame
 			}
-			f.mu.Unlock()
 		}
-	}
+		f.mu.Unlock()
+	})
 }
 
 // Last returns the latest snapshot.

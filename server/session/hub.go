@@ -208,14 +208,7 @@ func (h *Hub) forget(s *Session) {
 // Reap closes connections silent for longer than IdleTimeout (dead peers
 // that never sent a close), every IdleTimeout/4, until ctx ends.
 func (h *Hub) Reap(ctx context.Context) {
-	t := time.NewTicker(max(h.cfg.IdleTimeout/4, time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	Every(ctx, max(h.cfg.IdleTimeout/4, time.Second), func() {
 		cutoff := time.Now().Add(-h.cfg.IdleTimeout).Unix()
 		var dead []*Session
 		h.mu.Lock()
@@ -229,7 +222,7 @@ func (h *Hub) Reap(ctx context.Context) {
 			s.conn.Close(websocket.StatusPolicyViolation, "no message for too long")
 			s.cancel()
 		}
-	}
+	})
 }
 
 // KeepLeases renews the ownership lease of every local session until ctx
@@ -239,14 +232,9 @@ func (h *Hub) Reap(ctx context.Context) {
 // connected elsewhere, or it stalled past the TTL) is ended.
 func (h *Hub) KeepLeases(ctx context.Context) {
 	const leaseSlots = 64
-	t := time.NewTicker(h.cfg.LeaseTTL / 3 / leaseSlots)
-	defer t.Stop()
-	for slot := 0; ; slot = (slot + 1) % leaseSlots {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	slot := 0
+	Every(ctx, h.cfg.LeaseTTL/3/leaseSlots, func() {
+		slot = (slot + 1) % leaseSlots
 		h.mu.Lock()
 		var sessions []*Session
 		for _, s := range h.sessions {
@@ -262,12 +250,12 @@ func (h *Hub) KeepLeases(ctx context.Context) {
 		lost, err := h.store.RenewAll(ctx, leases, h.cfg.LeaseTTL)
 		if err != nil {
 			h.log.Warn().Err(err).Msg("renew leases")
-			continue
+			return
 		}
 		for _, i := range lost {
 			sessions[i].takenOver()
 		}
-	}
+	})
 }
 
 const takeoverChannel = "keno:takeover"

@@ -14,18 +14,25 @@ import (
 // Every server runs it; the ownership lease makes sure only one settles a
 // given player at a time, and settlement is idempotent anyway.
 func (h *Hub) Sweep(ctx context.Context) {
-	t := time.NewTicker(h.cfg.SweepEvery)
+	Every(ctx, h.cfg.SweepEvery, func() {
+		if n, err := h.SweepOnce(ctx); err != nil && ctx.Err() == nil {
+			h.log.Warn().Err(err).Msg("recovery sweep")
+		} else if n > 0 {
+			h.log.Info().Int("games", n).Msg("recovered abandoned games")
+		}
+	})
+}
+
+// Every runs fn every d until ctx ends (the first run after d).
+func Every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := h.SweepOnce(ctx); err != nil && ctx.Err() == nil {
-				h.log.Warn().Err(err).Msg("recovery sweep")
-			} else if n > 0 {
-				h.log.Info().Int("games", n).Msg("recovered abandoned games")
-			}
+			fn()
 		}
 	}
 }
