@@ -28,7 +28,8 @@ vet:
 
 ## bench: engine and wallet benchmarks
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./server/...
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./protocol/ ./server/...
+	bash .ci/redis-bench
 
 ## par: exact RTP report (PAR sheet); `make par ARGS=-json` for JSON
 par:

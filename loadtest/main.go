@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,7 @@ type config struct {
 	serverProcs int
 	perfChecks  bool
 	profile     string
+	cpus, nice  int
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -80,6 +82,8 @@ func main() {
 	flag.StringVar(&c.prefix, "prefix", "", "player name prefix (default: unique per run)")
 	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")
 	flag.StringVar(&c.spawnServer, "spawn-server", "", "start this keno-server binary (fast profile) and a redis-server, and test them")
+	flag.IntVar(&c.cpus, "cpus", 0, "cores the load tester itself may use (GOMAXPROCS; 0: all)")
+	flag.IntVar(&c.nice, "nice", 5, "run the load tester at this lower priority, so that on a shared machine it does not steal the CPU its measurement is about")
 	flag.StringVar(&c.profile, "profile", "fast", "with -spawn-server: the reveal pace, fast (a few ms) or human (150/400 ms)")
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
@@ -152,6 +156,13 @@ func run(c *config) error {
 	}
 	if err := c.validate(); err != nil {
 		return err
+	}
+	// After spawning: the server and Redis keep the normal priority.
+	if c.cpus > 0 {
+		runtime.GOMAXPROCS(c.cpus)
+	}
+	if c.nice > 0 {
+		syscall.Setpriority(syscall.PRIO_PROCESS, 0, c.nice)
 	}
 	if c.prefix == "" {
 		c.prefix = fmt.Sprintf("lt%x", time.Now().UnixNano()&0xffffff)
@@ -324,7 +335,7 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 	var kids []child
 	for i := 0; i < c.procs; i++ {
 		share := func(n int) int { return n/c.procs + btoi(i < n%c.procs) }
-		args := []string{"-child", "-child-index", strconv.Itoa(i), "-url", c.wsURL, "-players", strconv.Itoa(share(c.players)),
+		args := []string{"-child", "-child-index", strconv.Itoa(i), "-url", c.wsURL, "-cpus", strconv.Itoa(c.cpus), "-nice", "0", "-players", strconv.Itoa(share(c.players)),
 			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
 			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
 			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", ""}

@@ -209,7 +209,7 @@ func (p *player) refused(err error) error {
 // follow consumes the pushed messages of the ticket in play.
 func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) error {
 	numbers := 0
-	var lastAction time.Time
+	var last time.Time // receipt of the previous message: settlement follows the last step
 	var stake int64
 	var picks int
 	for len(games) > 0 {
@@ -226,6 +226,8 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			p.stats.error("lost:"+errCode(err)+":"+err.Error(), ctx.Err() != nil)
 			return err
 		}
+		prev := last
+		last = time.Now()
 		switch m.Type {
 		case protocol.TGameStart:
 			stake, picks = m.Stake, len(m.Picks)
@@ -235,19 +237,15 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 				p.c.CloseNow()
 				p.stats.add(func(s *Stats) { s.Reconnects++ })
 			}
-		case protocol.TMainResult:
-			lastAction = time.Now()
 		case protocol.TSoCOffer:
 			cont := p.decide()
-			lastAction = time.Now()
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TChoice, Game: m.Game, Continue: &cont})
 		case protocol.TExtraOffer:
 			box := p.rng.IntN(engine.ExtraBoxes)
-			lastAction = time.Now()
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
 		case protocol.TSettled:
-			if !lastAction.IsZero() {
-				p.stats.observe(func(s *Stats) *hdrHist { return s.Settle }, time.Since(lastAction))
+			if !prev.IsZero() {
+				p.stats.observe(func(s *Stats) *hdrHist { return s.Settle }, last.Sub(prev))
 			}
 			p.seen[m.Game]++
 			if p.seen[m.Game] > 1 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics are every figure the server exports at /metrics.
@@ -36,6 +37,7 @@ type Metrics struct {
 	TakenOver      prometheus.Counter
 	OpenFilesLimit prometheus.Gauge
 	BigWins        prometheus.Counter
+	RTPObserved    prometheus.GaugeFunc // wins / stakes since this server started
 }
 
 // New registers every metric in a fresh registry, with the Go and process
@@ -68,6 +70,10 @@ func New() *Metrics {
 		OpenFilesLimit: f.gauge("keno_open_files_limit", "The open-file limit (RLIMIT_NOFILE) this process runs under."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
 	}
+	m.RTPObserved = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "keno_rtp_observed",
+		Help: "Wins paid / stakes accepted since this server started (the exact RTP is 66.8–70.8 %)."}, m.observedRTP)
+	names["keno_rtp_observed"] = true
+	r.MustRegister(m.RTPObserved)
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if mfs, err := r.Gather(); err == nil { // the Go and process collectors' families
 		for _, mf := range mfs {
@@ -86,6 +92,16 @@ func (m *Metrics) Exports(name string) bool {
 		}
 	}
 	return false
+}
+
+func (m *Metrics) observedRTP() float64 {
+	var stakes, wins dto.Metric
+	m.StakesCents.Write(&stakes)
+	m.WinsCents.Write(&wins)
+	if s := stakes.GetCounter().GetValue(); s > 0 {
+		return wins.GetCounter().GetValue() / s
+	}
+	return 0
 }
 
 // ObserveRedis records one wallet operation's latency and error.

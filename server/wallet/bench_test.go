@@ -3,6 +3,8 @@ package wallet
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,4 +45,17 @@ func BenchmarkSettledBets(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
+	// Redis's own time per script (bet and settle alike): the rate Redis
+	// alone could sustain, for comparison with the end-to-end figure.
+	stats, _ := srv.Client().Info(ctx, "commandstats").Result()
+	for _, line := range strings.Split(stats, "\r\n") {
+		if strings.HasPrefix(line, "cmdstat_evalsha:") {
+			for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_evalsha:"), ",") {
+				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
+					us, _ := strconv.ParseFloat(v, 64)
+					b.ReportMetric(us, "redis-µs/script")
+				}
+			}
+		}
+	}
 }
