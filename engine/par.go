@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"text/tabwriter"
 )
@@ -25,6 +26,8 @@ type PAR struct {
 	RTPExtra    *big.Rat `json:"rtp_extra"`     // Extra's share alone
 	RTPStop     *big.Rat `json:"rtp_stop"`      // mystery + Extra, always stop
 	RTPContinue *big.Rat `json:"rtp_continue"`  // mystery + Extra, always continue
+	VarStop     *big.Rat `json:"var_stop"`      // variance of win/stake, always stop
+	VarContinue *big.Rat `json:"var_continue"`  // variance of win/stake, always continue
 	PSoC        *big.Rat `json:"p_soc"`         // Stop-or-Continue offered
 	PExtra      *big.Rat `json:"p_extra"`       // Extra unlocked
 	MaxWin      int64    `json:"max_win_cents"` // largest total payout, any strategy
@@ -62,9 +65,10 @@ func (t *Table) par(p int, stake int64) PAR {
 	zero := func() *big.Rat { return new(big.Rat) }
 	r.HitFrequency, r.PWin, r.RTPMain, r.RTPMystery, r.RTPExtra = zero(), zero(), zero(), zero(), zero()
 	r.RTPStop, r.RTPContinue, r.PSoC, r.PExtra = zero(), zero(), zero(), zero()
+	r.VarStop, r.VarContinue = zero(), zero() // second moments (cents²) until the end
 
 	total := binom(GridSize, Drawn)
-	extraMean, extraMax := t.extraMean(p, stake)
+	extra := t.extraMoments(p, stake)
 	stakeRat := new(big.Rat).SetInt64(stake)
 
 	for m := 0; m <= p; m++ {
@@ -94,81 +98,107 @@ func (t *Table) par(p int, stake int64) PAR {
 				if st.green && st.red {
 					half := new(big.Rat).Mul(w, big.NewRat(1, 2))
 					st.greenFirst = true
-					t.parState(&r, p, m, stake, base, st, half, extraMean, extraMax)
+					t.parState(&r, p, m, stake, base, st, half, extra)
 					st.greenFirst = false
-					t.parState(&r, p, m, stake, base, st, half, extraMean, extraMax)
+					t.parState(&r, p, m, stake, base, st, half, extra)
 					continue
 				}
-				t.parState(&r, p, m, stake, base, st, w, extraMean, extraMax)
+				t.parState(&r, p, m, stake, base, st, w, extra)
 			}
 		}
 	}
 	for _, x := range []*big.Rat{r.RTPMain, r.RTPMystery, r.RTPExtra, r.RTPStop, r.RTPContinue} {
 		x.Quo(x, stakeRat)
 	}
+	// Var = E[(win/stake)²] − RTP².
+	stake2 := new(big.Rat).Mul(stakeRat, stakeRat)
+	r.VarStop.Quo(r.VarStop, stake2).Sub(r.VarStop, new(big.Rat).Mul(r.RTPStop, r.RTPStop))
+	r.VarContinue.Quo(r.VarContinue, stake2).Sub(r.VarContinue, new(big.Rat).Mul(r.RTPContinue, r.RTPContinue))
 	return r
 }
 
+// moments are the mean and second moment of a random payout (cents).
+type moments struct {
+	mean, second *big.Rat
+	max          int64
+}
+
 // parState adds one weighted game state to the sheet.
-func (t *Table) parState(r *PAR, p, m int, stake, base int64, st mysteryState, w *big.Rat, extraMean *big.Rat, extraMax int64) {
+func (t *Table) parState(r *PAR, p, m int, stake, base int64, st mysteryState, w *big.Rat, extra moments) {
 	gain := base
 	if st.red {
 		gain = 0
 	} else if st.gold {
 		gain = 2 * base
 	}
-	extra := st.green && (!st.red || st.greenFirst)
+	hasExtra := st.green && (!st.red || st.greenFirst)
 	soc := !st.red && p-m > 0 && t.SoCEligible(gain, stake)
 
 	addScaled(r.RTPMystery, w, gain)
 	addScaled(r.RTPStop, w, gain)
-	contGain := new(big.Rat).SetInt64(gain)
-	maxWin := gain
+	cont := moments{mean: new(big.Rat).SetInt64(gain), second: new(big.Rat).SetInt64(gain * gain), max: gain}
 	if soc {
 		r.PSoC.Add(r.PSoC, w)
-		contGain = t.socMean(p-m, gain)
-		for h := 1; h <= SoCDrawn && h <= p-m; h++ {
-			maxWin = max(maxWin, t.SoCMult[p-m][h].Of(gain))
-		}
+		cont = t.socMoments(p-m, gain)
+		cont.max = max(cont.max, gain)
 	}
-	r.RTPContinue.Add(r.RTPContinue, new(big.Rat).Mul(w, contGain))
-	if extra {
+	stop := moments{mean: new(big.Rat).SetInt64(gain), second: new(big.Rat).SetInt64(gain * gain)}
+	if hasExtra {
 		r.PExtra.Add(r.PExtra, w)
-		e := new(big.Rat).Mul(w, extraMean)
+		e := new(big.Rat).Mul(w, extra.mean)
 		r.RTPExtra.Add(r.RTPExtra, e)
 		r.RTPStop.Add(r.RTPStop, e)
 		r.RTPContinue.Add(r.RTPContinue, e)
-		maxWin += extraMax
+		// The boxes are independent of the gain: E[(G+X)²] = E[G²] + 2E[G]E[X] + E[X²].
+		for _, g := range []*moments{&stop, &cont} {
+			cross := new(big.Rat).Mul(g.mean, extra.mean)
+			cross.Add(cross, cross)
+			g.second = new(big.Rat).Add(g.second, cross)
+			g.second.Add(g.second, extra.second)
+		}
 	}
-	if gain > 0 || (extra && extraMin(t, p, stake) > 0) {
+	r.RTPContinue.Add(r.RTPContinue, new(big.Rat).Mul(w, cont.mean))
+	r.VarStop.Add(r.VarStop, new(big.Rat).Mul(w, stop.second))
+	r.VarContinue.Add(r.VarContinue, new(big.Rat).Mul(w, cont.second))
+	if gain > 0 || (hasExtra && extraMin(t, p, stake) > 0) {
 		r.PWin.Add(r.PWin, w)
+	}
+	maxWin := cont.max
+	if hasExtra {
+		maxWin += extra.max
 	}
 	r.MaxWin = max(r.MaxWin, maxWin)
 }
 
-// socMean is the expected Stop-or-Continue gain for rem remaining picks: the
-// 3 numbers are a uniform sample of the 30 undrawn, so hits is hypergeometric.
-func (t *Table) socMean(rem int, gain int64) *big.Rat {
+// socMoments are the mean and second moment of the Stop-or-Continue gain
+// for rem remaining picks: the 3 numbers are a uniform sample of the 30
+// undrawn, so the hit count is hypergeometric.
+func (t *Table) socMoments(rem int, gain int64) moments {
 	undrawn := GridSize - Drawn
 	den := binom(undrawn, SoCDrawn)
-	sum := new(big.Rat)
+	out := moments{mean: new(big.Rat), second: new(big.Rat)}
 	for h := 1; h <= SoCDrawn && h <= rem; h++ {
 		ways := new(big.Int).Mul(binom(rem, h), binom(undrawn-rem, SoCDrawn-h))
-		addScaled(sum, new(big.Rat).SetFrac(ways, den), t.SoCMult[rem][h].Of(gain))
+		ph := new(big.Rat).SetFrac(ways, den)
+		g := t.SoCMult[rem][h].Of(gain)
+		addScaled(out.mean, ph, g)
+		addScaled(out.second, ph, g*g)
+		out.max = max(out.max, g)
 	}
-	return sum
+	return out
 }
 
-// extraMean is the expected prize of one box, and the largest prize.
-func (t *Table) extraMean(p int, stake int64) (*big.Rat, int64) {
-	mean := new(big.Rat)
-	var top int64
+// extraMoments are the mean and second moment of one box, and its top prize.
+func (t *Table) extraMoments(p int, stake int64) moments {
+	out := moments{mean: new(big.Rat), second: new(big.Rat)}
 	for i, prize := range t.ExtraPrize[p] {
 		c := prize.Of(stake)
-		addScaled(mean, big.NewRat(t.ExtraProb[i], t.ExtraDen), c)
-		top = max(top, c)
+		pr := big.NewRat(t.ExtraProb[i], t.ExtraDen)
+		addScaled(out.mean, pr, c)
+		addScaled(out.second, pr, c*c)
+		out.max = max(out.max, c)
 	}
-	return mean, top
+	return out
 }
 
 func extraMin(t *Table, p int, stake int64) int64 {
@@ -250,11 +280,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "\nStake %s — RTP as %% of stake (exact rationals, shown rounded)\n", euros(s.Stake))
 			tw = newTable()
-			fmt.Fprintln(tw, "picks\thit freq\tP(win)\tmain\t+mystery\textra\tSTOP\tCONTINUE\tP(SoC)\tP(Extra)\tmax win\t")
+			fmt.Fprintln(tw, "picks\thit freq\tP(win)\tmain\t+mystery\textra\tSTOP\tσ stop\tCONTINUE\tσ cont.\tP(SoC)\tP(Extra)\tmax win\t")
 		}
-		fmt.Fprintf(tw, "%d\t1 in %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Picks,
+		fmt.Fprintf(tw, "%d\t1 in %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Picks,
 			OneIn(s.HitFrequency), pct(s.PWin), pct(s.RTPMain), pct(s.RTPMystery), pct(s.RTPExtra),
-			pct(s.RTPStop), pct(s.RTPContinue), pct(s.PSoC), pct(s.PExtra), euros(s.MaxWin))
+			pct(s.RTPStop), sd(s.VarStop), pct(s.RTPContinue), sd(s.VarContinue), pct(s.PSoC), pct(s.PExtra), euros(s.MaxWin))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -298,6 +328,8 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 		RTPExtra     ratJSON   `json:"rtp_extra"`
 		RTPStop      ratJSON   `json:"rtp_stop"`
 		RTPContinue  ratJSON   `json:"rtp_continue"`
+		VarStop      ratJSON   `json:"var_stop"`
+		VarContinue  ratJSON   `json:"var_continue"`
 		PSoC         ratJSON   `json:"p_soc"`
 		PExtra       ratJSON   `json:"p_extra"`
 		MaxWin       int64     `json:"max_win_cents"`
@@ -309,7 +341,8 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 	for _, s := range rep.Sheets {
 		j := sheetJSON{Picks: s.Picks, Stake: s.Stake, HitFrequency: conv(s.HitFrequency), PWin: conv(s.PWin),
 			RTPMain: conv(s.RTPMain), RTPMystery: conv(s.RTPMystery), RTPExtra: conv(s.RTPExtra),
-			RTPStop: conv(s.RTPStop), RTPContinue: conv(s.RTPContinue), PSoC: conv(s.PSoC), PExtra: conv(s.PExtra),
+			RTPStop: conv(s.RTPStop), RTPContinue: conv(s.RTPContinue), VarStop: conv(s.VarStop), VarContinue: conv(s.VarContinue),
+			PSoC: conv(s.PSoC), PExtra: conv(s.PExtra),
 			MaxWin: s.MaxWin}
 		for _, p := range s.PMatch {
 			j.PMatch = append(j.PMatch, conv(p))
@@ -323,6 +356,12 @@ func (rep *Report) WriteJSON(w io.Writer) error {
 
 func pct(r *big.Rat) string {
 	return new(big.Rat).Mul(r, big.NewRat(100, 1)).FloatString(3) + "%"
+}
+
+// sd is the standard deviation of win/stake, from its exact variance.
+func sd(v *big.Rat) string {
+	f, _ := v.Float64()
+	return fmt.Sprintf("%.2f", math.Sqrt(f))
 }
 
 func euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }

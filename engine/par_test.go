@@ -209,3 +209,22 @@ func TestLoadRejectsBadTables(t *testing.T) {
 		}
 	}
 }
+
+// The exact variance agrees with the sample variance of simulated games
+// for the pick counts without rare jackpots (where a sample is reliable).
+func TestExactVariance(t *testing.T) {
+	src := &SecureSource{mrand.NewChaCha8([32]byte{'v', 'a', 'r'})}
+	for _, p := range []int{3, 4} {
+		sheet := Default().par(p, 100)
+		for _, cont := range []bool{false, true} {
+			exact, _ := sheet.VarStop.Float64()
+			if cont {
+				exact, _ = sheet.VarContinue.Float64()
+			}
+			r, _ := Default().Simulate(src, p, 100, 100_000, cont)
+			if exact <= 0 || r.Var < 0.9*exact || r.Var > 1.1*exact {
+				t.Errorf("picks %d continue=%v: sample variance %.3f, exact %.3f", p, cont, r.Var, exact)
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ type SimResult struct {
 	RTP    float64 // observed mean win / stake
 	StdErr float64 // standard error of RTP
 	Exact  float64
+	Var    float64 // observed variance of win/stake
 	Z      float64 // (observed − exact) / stderr
 }
 
@@ -72,5 +73,5 @@ func (t *Table) Simulate(src Source, p int, stake int64, n int, cont bool) (SimR
 	}
 	ex, _ := new(big.Rat).Set(exact).Float64()
 	se := math.Sqrt(variance / float64(n))
-	return SimResult{Picks: p, Stake: stake, Games: n, RTP: mean, StdErr: se, Exact: ex, Z: (mean - ex) / se}, nil
+	return SimResult{Picks: p, Stake: stake, Games: n, RTP: mean, StdErr: se, Exact: ex, Var: variance, Z: (mean - ex) / se}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -13,19 +14,26 @@ import (
 	"keno/protocol"
 )
 
-// exactRTP[stake][picks] = {always stop, always continue}, from the PAR sheet.
-var exactRTP = func() map[int64]map[int][2]float64 {
-	out := map[int64]map[int][2]float64{}
+// exactFigures[stake][picks] = mean and variance of win/stake under
+// {always stop, always continue}, from the exact PAR sheet.
+var exactFigures = func() map[int64]map[int][2]figure {
+	out := map[int64]map[int][2]figure{}
 	for _, s := range engine.Default().ComputePAR().Sheets {
 		if out[s.Stake] == nil {
-			out[s.Stake] = map[int][2]float64{}
+			out[s.Stake] = map[int][2]figure{}
 		}
-		stop, _ := s.RTPStop.Float64()
-		cont, _ := s.RTPContinue.Float64()
-		out[s.Stake][s.Picks] = [2]float64{stop, cont}
+		f := func(mean, variance *big.Rat) figure {
+			m, _ := mean.Float64()
+			v, _ := variance.Float64()
+			return figure{m, v}
+		}
+		out[s.Stake][s.Picks] = [2]figure{f(s.RTPStop, s.VarStop), f(s.RTPContinue, s.VarContinue)}
 	}
 	return out
 }()
+
+// figure is the exact mean and variance of win/stake for one game.
+type figure struct{ mean, variance float64 }
 
 // role of a simulated player.
 type role int
@@ -320,16 +328,19 @@ func (p *player) reconcile(ctx context.Context, games map[string]bool) {
 	}
 }
 
-// exact is the exact RTP of a game under the configured strategy.
-func (p *player) exact(stake int64, picks int) float64 {
-	rtp := exactRTP[stake][picks]
+// exact is the exact mean and variance of a game's win/stake under the
+// configured strategy (random: an independent fair coin at each offer).
+func (p *player) exact(stake int64, picks int) figure {
+	f := exactFigures[stake][picks]
 	switch p.cfg.strategy {
 	case "continue":
-		return rtp[1]
+		return f[1]
 	case "random":
-		return (rtp[0] + rtp[1]) / 2
+		mean := (f[0].mean + f[1].mean) / 2
+		second := (f[0].variance + f[0].mean*f[0].mean + f[1].variance + f[1].mean*f[1].mean) / 2
+		return figure{mean, second - mean*mean}
 	}
-	return rtp[0]
+	return f[0]
 }
 
 // drain plays out any game resumed at connection.

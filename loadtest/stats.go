@@ -34,9 +34,9 @@ type Stats struct {
 	Stakes       int64            `json:"stakes"`
 	Wins         int64            `json:"wins"`
 	ExpectedWins float64          `json:"expected_wins"` // Σ stake × exact RTP of (picks, strategy)
-	SumSqX       float64          `json:"sum_sq_x"`      // Σ (win/stake)² for the confidence interval
-	SumX         float64          `json:"sum_x"`
-	SumExpX      float64          `json:"sum_exp_x"`
+	SumX         float64          `json:"sum_x"`         // Σ win/stake
+	SumExpX      float64          `json:"sum_exp_x"`     // Σ its exact mean
+	SumExpVar    float64          `json:"sum_exp_var"`   // Σ its exact variance
 	Reconnects   int64            `json:"reconnects"`
 	Resumed      int64            `json:"resumed"`
 	Players      int64            `json:"players"`
@@ -81,16 +81,15 @@ func (s *Stats) error(code string, expected bool) {
 	s.mu.Unlock()
 }
 
-func (s *Stats) settled(stake, win int64, exactRTP float64) {
+func (s *Stats) settled(stake, win int64, exact figure) {
 	s.mu.Lock()
 	s.Games++
 	s.Stakes += stake
 	s.Wins += win
-	s.ExpectedWins += float64(stake) * exactRTP
-	x := float64(win) / float64(stake)
-	s.SumX += x
-	s.SumSqX += x * x
-	s.SumExpX += exactRTP
+	s.ExpectedWins += float64(stake) * exact.mean
+	s.SumX += float64(win) / float64(stake)
+	s.SumExpX += exact.mean
+	s.SumExpVar += exact.variance
 	sec := int(time.Since(s.start).Seconds())
 	for len(s.PerSecond) <= sec {
 		s.PerSecond = append(s.PerSecond, 0)
@@ -139,8 +138,8 @@ func (s *Stats) merge(o *Stats) {
 	s.Wins += o.Wins
 	s.ExpectedWins += o.ExpectedWins
 	s.SumX += o.SumX
-	s.SumSqX += o.SumSqX
 	s.SumExpX += o.SumExpX
+	s.SumExpVar += o.SumExpVar
 	s.Reconnects += o.Reconnects
 	s.Resumed += o.Resumed
 	s.Players += o.Players
@@ -158,11 +157,15 @@ func (s *Stats) merge(o *Stats) {
 }
 
 // RTPCheck compares the observed return with the exact one for the games
-// actually played (their pick counts, stakes and choices).
+// actually played (their pick counts, stakes and choices). The confidence
+// interval uses the exact variance: a sample of a few thousand games rarely
+// contains the jackpots, so its own variance would be far too small.
 type RTPCheck struct {
-	Observed float64 `json:"observed"`
-	Exact    float64 `json:"exact"`
-	HalfCI   float64 `json:"half_ci_99"` // 99% confidence half-width of the observed mean per game
+	Observed float64 `json:"observed"`   // Σ wins / Σ stakes
+	Exact    float64 `json:"exact"`      // the same, expected
+	Mean     float64 `json:"mean_x"`     // mean win/stake per game
+	ExactX   float64 `json:"exact_x"`    // its exact expectation
+	HalfCI   float64 `json:"half_ci_99"` // 99% half-width of the per-game mean
 	Within   bool    `json:"within"`
 }
 
@@ -171,12 +174,10 @@ func (s *Stats) rtp() RTPCheck {
 		return RTPCheck{}
 	}
 	n := float64(s.Games)
-	mean := s.SumX / n
-	variance := math.Max(0, s.SumSqX/n-mean*mean) * n / (n - 1)
-	half := 2.576 * math.Sqrt(variance/n)
-	exactMean := s.SumExpX / n
+	mean, exact := s.SumX/n, s.SumExpX/n
+	half := 2.576 * math.Sqrt(s.SumExpVar) / n
 	return RTPCheck{Observed: float64(s.Wins) / float64(s.Stakes), Exact: s.ExpectedWins / float64(s.Stakes),
-		HalfCI: half, Within: math.Abs(mean-exactMean) <= half}
+		Mean: mean, ExactX: exact, HalfCI: half, Within: math.Abs(mean-exact) <= half}
 }
 
 // Percentiles of a histogram in milliseconds.

@@ -38,12 +38,17 @@ func forEachNode(ctx context.Context, rdb redis.UniversalClient, fn func(context
 	return nil
 }
 
-// scanKeys calls fn for every key matching pattern on every node.
+// scanKeys calls fn for every key matching pattern on every node. Masters
+// are scanned concurrently, but fn is called one key at a time.
 func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(c *redis.Client, key string) error) error {
+	var mu sync.Mutex
 	return forEachNode(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
 		it := c.Scan(ctx, 0, pattern, 1000).Iterator()
 		for it.Next(ctx) {
-			if err := fn(c, it.Val()); err != nil {
+			mu.Lock()
+			err := fn(c, it.Val())
+			mu.Unlock()
+			if err != nil {
 				return err
 			}
 		}
@@ -54,14 +59,11 @@ func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn
 // Books scans all accounts (an audit tool, not a hot path).
 func (s *Store) Books(ctx context.Context) (Books, error) {
 	var b Books
-	var mu sync.Mutex // masters are scanned concurrently
 	err := scanKeys(ctx, s.rdb, "{p:*}:acct", func(c *redis.Client, key string) error {
 		a, err := readAccount(ctx, c, key)
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		b.Players++
 		b.Balances += a.Balance
 		b.House += a.House
