@@ -68,11 +68,11 @@ func main() {
 	var c config
 	flag.StringVar(&c.wsURL, "url", "ws://127.0.0.1:8080/ws", "server WebSocket URL (loopback only)")
 	flag.StringVar(&c.opsToken, "ops-token", envOr("KENO_OPS_TOKEN", "dev-ops-token"), "ops token, to read the books at the end")
-	flag.IntVar(&c.players, "players", 2000, "concurrent active players (max 60000)")
+	flag.IntVar(&c.players, "players", 1000, "concurrent active players (max 60000)")
 	flag.IntVar(&c.idle, "idle", 0, "extra players that connect and stay idle (memory per connection)")
 	flag.DurationVar(&c.duration, "duration", 30*time.Second, "how long players keep playing (max 10m)")
 	flag.DurationVar(&c.ramp, "ramp", 10*time.Second, "ramp-up time")
-	flag.DurationVar(&c.think, "think", 2*time.Second, "mean think time between tickets (exponential)")
+	flag.DurationVar(&c.think, "think", 3*time.Second, "mean think time between tickets (exponential)")
 	flag.StringVar(&c.strategy, "strategy", "random", "Stop-or-Continue strategy: stop, continue or random")
 	flag.Float64Var(&c.disconnect, "disconnect", 0.02, "share of tickets during which the player drops and reconnects")
 	flag.Float64Var(&c.flooders, "flooders", 0.005, "share of players who flood the server")
@@ -220,8 +220,8 @@ func playAll(ctx context.Context, c *config, stats *Stats, first, players, idle 
 		p := &player{name: fmt.Sprintf("%s-i%d", c.prefix, first+i), cfg: c, stats: stats, url: c.urls[(first+i)%len(c.urls)]}
 		wgIdle.Add(1)
 		go func() { defer wgIdle.Done(); p.idle(idleCtx) }()
-		if i%200 == 199 {
-			time.Sleep(20 * time.Millisecond) // a gentle ramp of connections
+		if i%50 == 49 {
+			time.Sleep(50 * time.Millisecond) // about 1 000 connections a second
 		}
 	}
 	if idle > 0 {
