@@ -104,26 +104,25 @@ func (s *Stats) add(f func(*Stats)) {
 	s.mu.Unlock()
 }
 
+// hists names the histograms, for export and merge.
+func (s *Stats) hists() map[string]*hdrHist {
+	return map[string]*hdrHist{"connect": s.Connect, "accept": s.Accept, "lateness": s.Lateness, "settle": s.Settle}
+}
+
 // export prepares the histograms for JSON.
 func (s *Stats) export() {
-	s.Snapshots = map[string]*hdrhistogram.Snapshot{
-		"connect": s.Connect.Export(), "accept": s.Accept.Export(), "lateness": s.Lateness.Export(), "settle": s.Settle.Export(),
+	s.Snapshots = map[string]*hdrhistogram.Snapshot{}
+	for name, h := range s.hists() {
+		s.Snapshots[name] = h.Export()
 	}
 }
 
 // merge adds another process's figures.
 func (s *Stats) merge(o *Stats) {
+	mine := s.hists()
 	for name, snap := range o.Snapshots {
-		h := hdrhistogram.Import(snap)
-		switch name {
-		case "connect":
-			s.Connect.Merge(h)
-		case "accept":
-			s.Accept.Merge(h)
-		case "lateness":
-			s.Lateness.Merge(h)
-		case "settle":
-			s.Settle.Merge(h)
+		if h := mine[name]; h != nil {
+			h.Merge(hdrhistogram.Import(snap))
 		}
 	}
 	for k, v := range o.Errors {
