@@ -63,19 +63,21 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	now := s.Now()
 	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open()}
 	var games []any
-	for _, g := range t.Games {
+	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
+	for i, g := range t.Games {
 		rec, err := json.Marshal(g)
 		if err != nil {
 			return 0, false, err
 		}
+		recs[i] = rec
 		keys = append(keys, k.game(g.ID))
 		games = append(games, g.ID, rec)
 	}
 	payload := struct {
-		Ticket string       `json:"ticket"`
-		Total  int64        `json:"total"`
-		Games  []GameRecord `json:"games"`
-	}{t.ID, t.Total(), t.Games}
+		Ticket string            `json:"ticket"`
+		Total  int64             `json:"total"`
+		Games  []json.RawMessage `json:"games"`
+	}{t.ID, t.Total(), recs}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds())}
