@@ -156,7 +156,8 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("POST /api/dev/login", a.devLogin)
-	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.opsDeposit))
+	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.opsMove(a.Store.Deposit)))
+	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.opsMove(a.Store.Withdraw)))
 	mux.HandleFunc("GET /api/ops/books", a.opsOnly(a.opsBooks))
 	mux.HandleFunc("GET /ops/feed", a.opsOnly(a.Ops.serveSSE))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
@@ -209,26 +210,29 @@ func (a *App) opsOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// opsDeposit credits a player from the operator's cashier.
-func (a *App) opsDeposit(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Player string `json:"player"`
-		Amount int64  `json:"amount"`
-		Op     string `json:"op"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
-		http.Error(w, "bad JSON", http.StatusBadRequest)
-		return
-	}
-	bal, err := a.Store.Deposit(r.Context(), req.Player, "ops-"+req.Op, req.Amount)
-	var we *wallet.Error
-	switch {
-	case errors.As(err, &we):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": we.Code, "reason": we.Reason, "limit": we.Limit, "available": we.Available})
-	case err != nil:
-		http.Error(w, err.Error(), http.StatusBadRequest)
-	default:
-		writeJSON(w, http.StatusOK, map[string]any{"player": req.Player, "balance": bal})
+// opsMove is the operator's cashier: a deposit or a withdrawal of
+// {"player","amount","op"}, idempotent by op.
+func (a *App) opsMove(move func(ctx context.Context, player, op string, amount int64) (int64, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Player string `json:"player"`
+			Amount int64  `json:"amount"`
+			Op     string `json:"op"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
+			http.Error(w, "bad JSON", http.StatusBadRequest)
+			return
+		}
+		bal, err := move(r.Context(), req.Player, "ops-"+req.Op, req.Amount)
+		var we *wallet.Error
+		switch {
+		case errors.As(err, &we):
+			writeJSON(w, http.StatusConflict, map[string]any{"error": we.Code, "reason": we.Reason, "limit": we.Limit, "available": we.Available})
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"player": req.Player, "balance": bal})
+		}
 	}
 }
 
