@@ -72,7 +72,10 @@ func New(cfg Config) (*App, error) {
 
 // NewStore opens the wallet over rdb with the configured seal key.
 func NewStore(rdb redis.UniversalClient, cfg Config) (*wallet.Store, error) {
-	wc := wallet.DefaultConfig()
+	wc := cfg.Wallet
+	if wc == (wallet.Config{}) { // a Config built by hand rather than parsed
+		wc = wallet.DefaultConfig()
+	}
 	wc.ReplicaAcks = cfg.ReplicaAcks
 	return wallet.New(rdb, []byte(cfg.SealKey), wc)
 }

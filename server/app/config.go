@@ -13,6 +13,7 @@ import (
 
 	"keno/server/ratelimit"
 	"keno/server/session"
+	"keno/server/wallet"
 )
 
 // Config is everything a server needs, from flags and environment.
@@ -31,6 +32,7 @@ type Config struct {
 	Session     session.Config
 	Limits      ratelimit.Rules
 	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
+	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
 }
 
@@ -63,6 +65,10 @@ func ParseConfig(args []string) (Config, error) {
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.IntVar(&c.ReplicaAcks, "replica-acks", envInt("REDIS_REPLICA_ACKS", 0), "replicas that must confirm each money write before it is reported done (1 on a Redis Cluster with replicas) (REDIS_REPLICA_ACKS)")
+	c.Wallet = wallet.DefaultConfig()
+	fs.Int64Var(&c.Wallet.DefaultDepositCap, "deposit-cap", envInt64("DEPOSIT_CAP", c.Wallet.DefaultDepositCap), "weekly deposit cap in cents until a player sets one (DEPOSIT_CAP)")
+	fs.Int64Var(&c.Wallet.TicketMax, "ticket-max", envInt64("TICKET_MAX", c.Wallet.TicketMax), "largest ticket total in cents (TICKET_MAX; the rules say 500 €)")
+	fs.DurationVar(&c.Wallet.RaiseDelay, "limit-raise-delay", envDuration("LIMIT_RAISE_DELAY", c.Wallet.RaiseDelay), "delay before a raised limit applies (LIMIT_RAISE_DELAY)")
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
@@ -79,6 +85,9 @@ func ParseConfig(args []string) (Config, error) {
 	}
 	c.Limits = ratelimit.DefaultRules()
 	c.Limits.ConnectsPerIP.Rate, c.Limits.ConnectsPerIP.Burst = *connIP, 2**connIP
+	if c.Wallet.DefaultDepositCap <= 0 || c.Wallet.TicketMax <= 0 || c.Wallet.TicketMax > 50_000 || c.Wallet.RaiseDelay < 0 {
+		return c, errors.New("deposit cap and ticket max must be positive, ticket max at most 50000 cents (500 €), raise delay not negative")
+	}
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
@@ -124,6 +133,15 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+func envInt64(k string, def int64) int64 {
+	if v, ok := os.LookupEnv(k); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
 }
 
 func envInt(k string, def int) int {
