@@ -196,6 +196,13 @@ func TestBrowserPlaysAGame(t *testing.T) {
 		t.Error("the page scrolls sideways on a phone-size screen")
 	}
 	shot(t, ctx, dir, "7-phone")
+
+	// Everything the page loaded came from this server: no CDN, no fonts from elsewhere.
+	for _, u := range eval[[]string](t, ctx, `performance.getEntriesByType("resource").map(e => e.name)`) {
+		if !strings.HasPrefix(u, ts.base) && !strings.HasPrefix(u, strings.Replace(ts.base, "http", "ws", 1)) {
+			t.Errorf("the page fetched %s from elsewhere", u)
+		}
+	}
 }
 
 // The live-ops page, fed during a short load of real games, shows the
