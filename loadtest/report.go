@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +169,8 @@ func (r *Report) text(w io.Writer) {
 		fmt.Fprintf(w, "%-16s %9d %9.2f %9.2f %9.2f %9.2f %9.2f\n", k, p.Count, p.P50, p.P90, p.P99, p.P999, p.Max)
 	}
 	fmt.Fprintf(w, "\nunexpected errors: %s\nexpected refusals (flooders, bad input): %s\n", fmtCodes(r.Errors), fmtCodes(r.Expected))
+	fmt.Fprintf(w, "server's own view: p99 reveal lateness %.1f ms, p99 confirm→accept %.1f ms (the figures above add the network and the load tester's own scheduling)\n",
+		r.ServerAfter.RevealP99MS, r.ServerAfter.AcceptP99MS)
 	fmt.Fprintf(w, "server: RSS %s before, %s with idle players, %s after; open-file limit %d; goroutines %d → %d\n",
 		kib(r.ServerBefore.RSS), kib(r.ServerIdle.RSS), kib(r.ServerAfter.RSS), r.ServerAfter.OpenFiles, r.ServerBefore.Goroutines, r.ServerIdle.Goroutines)
 	if r.Idle > 0 {
@@ -205,12 +208,18 @@ func kib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // ServerSample is the server's own figures from /metrics.
 type ServerSample struct {
-	RSS        int64 `json:"rss_bytes"`
-	Heap       int64 `json:"heap_inuse_bytes"`
-	Stack      int64 `json:"stack_inuse_bytes"`
-	Goroutines int64 `json:"goroutines"`
-	Sessions   int64 `json:"sessions"`
-	OpenFiles  int64 `json:"open_files_limit"`
+	// The server's own view, from its histograms (since it started): how
+	// late it sent the timed messages, and how long confirms took inside it.
+	RevealP99MS float64 `json:"reveal_lateness_p99_ms,omitempty"`
+	AcceptP99MS float64 `json:"confirm_accept_p99_ms,omitempty"`
+	reveal      map[float64]float64
+	accept      map[float64]float64
+	RSS         int64 `json:"rss_bytes"`
+	Heap        int64 `json:"heap_inuse_bytes"`
+	Stack       int64 `json:"stack_inuse_bytes"`
+	Goroutines  int64 `json:"goroutines"`
+	Sessions    int64 `json:"sessions"`
+	OpenFiles   int64 `json:"open_files_limit"`
 }
 
 type serverWatch struct {
@@ -247,6 +256,17 @@ func (w *serverWatch) sample() ServerSample {
 				continue
 			}
 			v, _ := strconv.ParseFloat(val, 64)
+			if h, le, ok := bucketOf(name); ok {
+				m := &s.reveal
+				if h == "keno_confirm_accept_seconds" {
+					m = &s.accept
+				}
+				if *m == nil {
+					*m = map[float64]float64{}
+				}
+				(*m)[le] += v
+				continue
+			}
 			switch name {
 			case "process_resident_memory_bytes":
 				s.RSS += int64(v)
@@ -264,7 +284,47 @@ func (w *serverWatch) sample() ServerSample {
 		}
 		resp.Body.Close()
 	}
+	s.RevealP99MS, s.AcceptP99MS = quantile(s.reveal, 0.99)*1000, quantile(s.accept, 0.99)*1000
 	return s
+}
+
+// bucketOf reads a histogram bucket line of the two latency histograms.
+func bucketOf(name string) (hist string, le float64, ok bool) {
+	for _, h := range []string{"keno_reveal_lateness_seconds", "keno_confirm_accept_seconds"} {
+		if rest, found := strings.CutPrefix(name, h+`_bucket{le="`); found {
+			v, err := strconv.ParseFloat(strings.TrimSuffix(rest, `"}`), 64)
+			return h, v, err == nil
+		}
+	}
+	return "", 0, false
+}
+
+// quantile of a cumulative histogram (upper bound → count), interpolated
+// within the bucket; +Inf counts as the last finite bound.
+func quantile(b map[float64]float64, q float64) float64 {
+	if len(b) == 0 {
+		return 0
+	}
+	les := make([]float64, 0, len(b))
+	for le := range b {
+		les = append(les, le)
+	}
+	sort.Float64s(les)
+	total := b[les[len(les)-1]]
+	if total == 0 {
+		return 0
+	}
+	rank, lower, below := q*total, 0.0, 0.0
+	for _, le := range les {
+		if c := b[le]; c >= rank {
+			if math.IsInf(le, 1) {
+				return lower
+			}
+			return lower + (rank-below)/math.Max(c-below, 1)*(le-lower)
+		}
+		lower, below = le, b[le]
+	}
+	return lower
 }
 
 func logf(v float64) float64 { return math.Log(v) }
