@@ -360,7 +360,7 @@ var htmlReport = template.Must(template.New("r").Funcs(template.FuncMap{
 			if v < 0.01 {
 				v = 0.01
 			}
-			return 560 * (logf(v) - logf(0.01)) / (logf(maxv) - logf(0.01) + 1e-9)
+			return 460 * (logf(v) - logf(0.01)) / (logf(maxv) - logf(0.01) + 1e-9)
 		}
 		for i, n := range names {
 			p := r.Latency[n]
