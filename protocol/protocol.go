@@ -62,6 +62,7 @@ const (
 	TFair        = "fair"
 	TLimits      = "limits"
 	TPong        = "pong"
+	TOk          = "ok" // a choice (Stop-or-Continue, box) is recorded
 	TError       = "error"
 	TTakenOver   = "session_taken_over"
 	TShutdown    = "server_shutdown"

@@ -26,9 +26,6 @@ type decision struct {
 	box  int
 }
 
-// TOk acknowledges a choice once it is recorded.
-const TOk = "ok"
-
 // play streams the games of a ticket (or games being resumed) in a second
 // goroutine, one after the other.
 func (s *Session) play(games []*wallet.GameState, resumed bool) {
@@ -309,7 +306,7 @@ func (s *Session) record(game, reqID, field, value string) bool {
 		return false
 	}
 	if reqID != "" {
-		s.send(&protocol.Message{Type: TOk, ID: reqID, Game: game})
+		s.send(&protocol.Message{Type: protocol.TOk, ID: reqID, Game: game})
 	}
 	return true
 }
