@@ -28,9 +28,9 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	c := &Cluster{t: t}
 	var addrs []string
 	for i := 0; i < masters*(1+replicas); i++ {
-		s := Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+		s := start(t, clusterPort(t), []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
-			"--appendfsync", "everysec")
+			"--appendfsync", "everysec"})
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.Addr())
 	}

@@ -6,6 +6,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -30,15 +31,41 @@ type Server struct {
 // Start runs redis-server with AOF persistence (appendfsync always) in a
 // temporary directory. Extra arguments are appended to the command line.
 func Start(t testing.TB, extra ...string) *Server {
+	return start(t, FreePort(t), extra)
+}
+
+func start(t testing.TB, port int, extra []string) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server not found: run `make deps` (installs Debian's redis-server)")
 	}
 	s := &Server{t: t, Dir: t.TempDir(), Args: extra}
-	s.Port = FreePort(t)
+	s.Port = port
 	s.start()
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// clusterPort returns a free port whose cluster bus port (port + 10 000)
+// is free too. It picks below the ephemeral range (32768+ on Linux), where
+// the bus port always fits under 65 536 and few sockets come by chance.
+func clusterPort(t testing.TB) int {
+	for i := 0; i < 2000; i++ {
+		port := 20000 + rand.IntN(10000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		bus, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+10000))
+		l.Close()
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		return port
+	}
+	t.Fatal("no free port pair for a cluster node")
+	return 0
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.
