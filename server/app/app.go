@@ -268,6 +268,8 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	go a.Hub.ListenTakeovers(bg)
 	go a.Hub.KeepLeases(bg)
 	go a.Hub.Reap(bg)
+	unindexed := make(chan struct{})
+	go func() { a.Hub.FlushUnindex(bg); close(unindexed) }()
 	go a.Ops.run(bg)
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
@@ -284,6 +286,7 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	srv.Shutdown(sctx) // stops accepting; hijacked WebSockets are ours to close
 	a.Hub.Shutdown(sctx)
 	stop()
+	<-unindexed
 	a.Close()
 	return nil
 }

@@ -267,6 +267,16 @@ func TestManyPlayersBooksBalance(t *testing.T) {
 	if len(credits) != len(seen) {
 		t.Errorf("%d games credited, clients saw %d", len(credits), len(seen))
 	}
+	// Settled games leave the recovery index (in batches, a few times a second).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n, err := ts.app.Store.OpenCount(context.Background())
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries left in the recovery index after every game settled (%v)", n, err)
+		}
+	}
 	for g := range seen {
 		if credits[g] != 1 {
 			t.Errorf("game %s credited %d times", g, credits[g])

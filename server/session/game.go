@@ -213,7 +213,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 		}
 		return st, err
 	}
-	s.hub.store.Unindex(ctx, s.player, g.ID)
+	s.hub.unindexLater(s.player, g.ID)
 	if !st.Dup {
 		s.hub.countSettled(s.player, g, res)
 	}

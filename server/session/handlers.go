@@ -147,7 +147,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		// no game exists).
 		if we := (*wallet.Error)(nil); errors.As(err, &we) {
 			for _, id := range ids {
-				s.hub.store.Unindex(context.Background(), s.player, id)
+				s.hub.unindexLater(s.player, id)
 			}
 		}
 		return err

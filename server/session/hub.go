@@ -82,14 +82,16 @@ type Hub struct {
 	sessions map[string]*Session   // by player, once authenticated
 	conns    map[*Session]struct{} // every open connection, for the reaper
 	draining bool
-	wg       sync.WaitGroup // running sessions
-	connSeq  atomic.Int64   // numbers connections, to spread lease renewals
+	wg       sync.WaitGroup      // running sessions
+	connSeq  atomic.Int64        // numbers connections, to spread lease renewals
+	settledQ chan wallet.DueGame // settled games to drop from the recovery index
 }
 
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
 	return &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
-		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents()}
+		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
+		settledQ: make(chan wallet.DueGame, 8192)}
 }
 
 // Config returns the session configuration.

@@ -73,14 +73,14 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 	for _, id := range games {
 		g, err := h.store.Game(ctx, player, id)
 		if errors.Is(err, wallet.ErrNoGame) {
-			h.store.Unindex(ctx, player, id) // the bet never landed
+			h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id}) // the bet never landed
 			continue
 		}
 		if err != nil {
 			return settled, err
 		}
 		if g.Status == "settled" {
-			h.store.Unindex(ctx, player, id)
+			h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id})
 			continue
 		}
 		res, err := h.table.Settle(&g.Outcome, g.Choices())
@@ -91,7 +91,7 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		if err != nil {
 			return settled, err
 		}
-		h.store.Unindex(ctx, player, id)
+		h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id})
 		if !st.Dup {
 			settled++
 			h.metrics.Recovered.Inc()
@@ -99,4 +99,37 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		}
 	}
 	return settled, nil
+}
+
+// unindexLater queues a settled game's removal from the recovery index;
+// FlushUnindex sends the queue as one command a few times a second, which
+// spares a Redis round trip per game. Should the queue be full, or the
+// server die first, the sweeper finds the settled game and drops it.
+func (h *Hub) unindexLater(player, game string) {
+	select {
+	case h.settledQ <- wallet.DueGame{Player: player, GameID: game}:
+	default:
+		h.store.Unindex(context.Background(), wallet.DueGame{Player: player, GameID: game})
+	}
+}
+
+// FlushUnindex empties the queue every 200 ms until ctx ends, then once more.
+func (h *Hub) FlushUnindex(ctx context.Context) {
+	flush := func() {
+		var batch []wallet.DueGame
+		for len(batch) < 1000 {
+			select {
+			case g := <-h.settledQ:
+				batch = append(batch, g)
+				continue
+			default:
+			}
+			break
+		}
+		if err := h.store.Unindex(context.Background(), batch...); err != nil {
+			h.log.Warn().Err(err).Int("games", len(batch)).Msg("unindex settled games (the sweeper will)")
+		}
+	}
+	Every(ctx, 200*time.Millisecond, flush)
+	flush()
 }

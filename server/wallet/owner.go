@@ -146,9 +146,17 @@ func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, 
 	return nil
 }
 
-// Unindex removes a settled game from the recovery index.
-func (s *Store) Unindex(ctx context.Context, player, gameID string) error {
-	return s.rdb.ZRem(ctx, openIndex, indexMember(player, gameID)).Err()
+// Unindex removes settled games from the recovery index (one command for
+// many: a stale entry is harmless, the sweeper drops it).
+func (s *Store) Unindex(ctx context.Context, games ...DueGame) error {
+	if len(games) == 0 {
+		return nil
+	}
+	members := make([]any, len(games))
+	for i, g := range games {
+		members[i] = indexMember(g.Player, g.GameID)
+	}
+	return s.rdb.ZRem(ctx, openIndex, members...).Err()
 }
 
 // DueGame is an index entry whose time has come.
