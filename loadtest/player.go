@@ -230,8 +230,14 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 				p.reconcile(ctx, games)
 				continue
 			}
+			if ctx.Err() != nil {
+				// The run's hard stop came first: the server settles these
+				// after its grace period (the recovery path), not a fault.
+				p.stats.add(func(s *Stats) { s.Abandoned += int64(len(games)) })
+				return err
+			}
 			p.stats.add(func(s *Stats) { s.Unsettled += int64(len(games)) })
-			p.stats.error("lost:"+errCode(err)+":"+err.Error(), ctx.Err() != nil)
+			p.stats.error("lost:"+errCode(err)+":"+err.Error(), false)
 			return err
 		}
 		prev := last

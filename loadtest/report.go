@@ -34,6 +34,7 @@ type Report struct {
 	Resumed        int64                  `json:"resumed_games"`
 	Mismatches     []string               `json:"balance_mismatches"`
 	Unsettled      int64                  `json:"unsettled_games"`
+	Abandoned      int64                  `json:"abandoned_at_hard_stop"`
 	DoubleSettle   int64                  `json:"double_settled_games"`
 	Stakes         int64                  `json:"stakes_cents"`
 	Wins           int64                  `json:"wins_cents"`
@@ -69,7 +70,7 @@ func (r *Report) finish(c *config, s *Stats) {
 		"reveal_lateness": percentiles(s.Lateness), "settle": percentiles(s.Settle)}
 	r.Errors, r.Expected = s.Errors, s.Expected
 	r.Reconnects, r.Resumed = s.Reconnects, s.Resumed
-	r.Mismatches, r.Unsettled, r.DoubleSettle = s.Mismatches, s.Unsettled, s.DoubleSettle
+	r.Mismatches, r.Unsettled, r.DoubleSettle, r.Abandoned = s.Mismatches, s.Unsettled, s.DoubleSettle, s.Abandoned
 	r.Stakes, r.Wins, r.RTP = s.Stakes, s.Wins, s.rtp()
 	r.PerSecond = s.PerSecond
 	active := 0
@@ -163,6 +164,9 @@ func (r *Report) text(w io.Writer) {
 	fmt.Fprintf(w, "ran %.1f s: %d active players, %d idle; %d tickets, %d games (%.0f games/s mean, %d peak)\n",
 		r.Elapsed, r.Players, r.Idle, r.Tickets, r.Games, r.GamesPerSec, r.PeakPerSec)
 	fmt.Fprintf(w, "reconnects %d (games resumed %d); stakes %.2f €, wins %.2f €\n", r.Reconnects, r.Resumed, float64(r.Stakes)/100, float64(r.Wins)/100)
+	if r.Abandoned > 0 {
+		fmt.Fprintf(w, "%d games were still in play at the hard stop (deadline + 60 s): the server settles them after its grace period\n", r.Abandoned)
+	}
 	fmt.Fprintf(w, "\n%-16s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max")
 	for _, k := range []string{"connect", "confirm_accept", "reveal_lateness", "settle"} {
 		p := r.Latency[k]

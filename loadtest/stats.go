@@ -44,6 +44,7 @@ type Stats struct {
 	IdlePlayers  int64            `json:"idle_players"`
 	Mismatches   []string         `json:"mismatches,omitempty"` // client view ≠ wallet
 	Unsettled    int64            `json:"unsettled"`            // games accepted but never seen settled
+	Abandoned    int64            `json:"abandoned"`            // games in play at the run's hard stop
 	DoubleSettle int64            `json:"double_settled"`
 	PerSecond    []int64          `json:"per_second"` // games settled in each second of the run
 	start        time.Time
@@ -146,6 +147,7 @@ func (s *Stats) merge(o *Stats) {
 	s.IdlePlayers += o.IdlePlayers
 	s.Mismatches = append(s.Mismatches, o.Mismatches...)
 	s.Unsettled += o.Unsettled
+	s.Abandoned += o.Abandoned
 	s.DoubleSettle += o.DoubleSettle
 	for i, v := range o.PerSecond {
 		for len(s.PerSecond) <= i {
