@@ -2,9 +2,11 @@ package app
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The operator's cashier and books API: token required, idempotent moves,
@@ -48,5 +50,35 @@ func TestOpsAPI(t *testing.T) {
 	}
 	if code, _ := call("POST", "/api/ops/deposit", tok, `{"player":"a}b","amount":5,"op":"x"}`); code != 400 {
 		t.Fatalf("bad player id: %d", code)
+	}
+}
+
+// The live-ops figures are cluster-wide: two servers on one Redis each
+// see every player online, and their own on /metrics.
+func TestOpsFiguresAreClusterWide(t *testing.T) {
+	a := startServer(t, nil, func(c *Config) { c.ServerID = "a" })
+	b := startServer(t, a.redis, func(c *Config) { c.ServerID = "b" })
+	a.player("ops1", 0)
+	a.player("ops2", 0)
+	b.player("ops3", 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sa, sb := a.app.Ops.Last(), b.app.Ops.Last()
+		if sa.Servers == 2 && sa.OnlineCluster == 3 && sb.OnlineCluster == 3 && sa.Online == 2 && sb.Online == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster-wide figures: a %+v / b %+v", sa, sb)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	resp, err := http.Get(b.base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "keno_sessions_connected 1\n") {
+		t.Error("server b's own /metrics should count its one player")
 	}
 }
