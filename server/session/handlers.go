@@ -91,9 +91,50 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if playing {
 		return protocol.Errf(protocol.CodeNotYourTurn, "a ticket is still in play; confirm when it is over")
 	}
-	if ok, retry, err := s.hub.limiter.Allow(ctx, ratelimit.Bet(s.player), s.hub.limiter.Rules.BetsPerPlayer); err != nil {
-		return err
-	} else if !ok {
+	// Three independent round trips at once — the bet rate limit, the
+	// provably fair seed and nonces, the recovery-index entries (written
+	// before the debit, so that a crash right after it still leaves the
+	// games findable by any server) — then the bet itself.
+	ids := make([]string, len(t.grids))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%d", t.id, i)
+	}
+	now := time.Now()
+	var (
+		wg                      sync.WaitGroup
+		allowed                 bool
+		retry                   time.Duration
+		seed                    []byte
+		client                  string
+		first                   uint64
+		limErr, seedErr, idxErr error
+	)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		allowed, retry, limErr = s.hub.limiter.Allow(ctx, ratelimit.Bet(s.player), s.hub.limiter.Rules.BetsPerPlayer)
+	}()
+	go func() {
+		defer wg.Done()
+		seedErr = retryTransient(ctx, func() (err error) {
+			t0 := time.Now()
+			seed, client, first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
+			s.hub.metrics.ObserveRedis("seeds", t0, err)
+			return err
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		idxErr = retryTransient(ctx, func() error { return s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)) })
+	}()
+	wg.Wait()
+	if err := errors.Join(limErr, seedErr, idxErr); err != nil || !allowed {
+		for _, id := range ids { // no bet will follow: the entries go (nonces are simply skipped)
+			s.hub.unindexLater(s.player, id)
+		}
+		if err != nil {
+			return err
+		}
 		s.hub.metrics.Refusals.WithLabelValues(protocol.CodeRateLimited, "bets").Inc()
 		e := protocol.Errf(protocol.CodeRateLimited, "too many bets: wait a moment")
 		e.RetryMS = retry.Milliseconds() + 1
@@ -101,41 +142,21 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	}
 
 	// Fix every outcome now, from the committed seed: nothing random later.
-	var seed []byte
-	var client string
-	var first uint64
-	err := retryTransient(ctx, func() (err error) {
-		t0 := time.Now()
-		seed, client, first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
-		s.hub.metrics.ObserveRedis("seeds", t0, err)
-		return err
-	})
-	if err != nil {
-		return err
-	}
 	commit := engine.SeedCommitment(seed)
 	tk := wallet.Ticket{ID: t.id}
-	ids := make([]string, len(t.grids))
-	now := time.Now()
 	for i, g := range t.grids {
 		nonce := first + uint64(i)
 		o, err := s.hub.table.Deal(engine.NewFairSource(seed, client, nonce), g.picks, g.stake)
 		if err != nil {
 			return err
 		}
-		ids[i] = fmt.Sprintf("%s-%d", t.id, i)
 		tk.Games = append(tk.Games, wallet.GameRecord{ID: ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
 			Player: s.player, Created: now.UnixMilli(), Fair: wallet.Fairness{Commit: commit, ClientSeed: client, Nonce: nonce}, Outcome: o})
-	}
-	// Scheduled for recovery before the debit: a crash right after the debit
-	// still leaves the games findable by any server.
-	if err := retryTransient(ctx, func() error { return s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)) }); err != nil {
-		return err
 	}
 	// Retried with the same ticket id: a bet that landed although its reply
 	// was lost answers "dup" the second time, and is played.
 	var balance int64
-	err = retryTransient(ctx, func() (err error) {
+	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
 		balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fence, tk)
 		s.hub.metrics.ObserveRedis("bet", t0, err)
