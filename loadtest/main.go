@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,9 @@ func run(c *config) error {
 	// After spawning: the server and Redis keep the normal priority.
 	if c.cpus > 0 {
 		runtime.GOMAXPROCS(c.cpus)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400) // decoding every message makes garbage; memory is cheaper than the server's CPU here
 	}
 	if c.nice > 0 {
 		syscall.Setpriority(syscall.PRIO_PROCESS, 0, c.nice)
