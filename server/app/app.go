@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,7 +206,7 @@ func (a *App) opsOnly(h http.HandlerFunc) http.HandlerFunc {
 		if tok == "" {
 			tok = r.URL.Query().Get("token")
 		}
-		if !constantTimeEqual(tok, a.Cfg.OpsToken) {
+		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(a.Cfg.OpsToken)) != 1 {
 			http.Error(w, "ops token required", http.StatusUnauthorized)
 			return
 		}
@@ -297,15 +298,4 @@ func (a *App) Close() {
 	if a.embedded != nil {
 		a.embedded.Close()
 	}
-}
-
-func constantTimeEqual(a, b string) bool {
-	if len(a) != len(b) || a == "" {
-		return false
-	}
-	var v byte
-	for i := 0; i < len(a); i++ {
-		v |= a[i] ^ b[i]
-	}
-	return v == 0
 }

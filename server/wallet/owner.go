@@ -3,6 +3,7 @@ package wallet
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -133,14 +134,12 @@ func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, 
 	if err != nil {
 		return err
 	}
-	pipe := node.Pipeline()
-	add := pipe.ZAdd(ctx, openIndex, z...)
-	wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
-	pipe.Exec(ctx)
+	var add *redis.IntCmd
+	acks := s.withWait(ctx, node, func(pipe redis.Pipeliner) { add = pipe.ZAdd(ctx, openIndex, z...) })
 	if err := add.Err(); err != nil {
 		return err
 	}
-	if n, _ := wait.Int(); n < s.cfg.ReplicaAcks {
+	if acks < s.cfg.ReplicaAcks {
 		return ErrNotReplicated
 	}
 	return nil
@@ -170,11 +169,8 @@ func (s *Store) Due(ctx context.Context, now time.Time, max int) ([]DueGame, err
 	}
 	out := make([]DueGame, 0, len(ms))
 	for _, m := range ms {
-		for i := 0; i < len(m); i++ {
-			if m[i] == '/' {
-				out = append(out, DueGame{m[:i], m[i+1:]})
-				break
-			}
+		if player, game, ok := strings.Cut(m, "/"); ok {
+			out = append(out, DueGame{player, game})
 		}
 	}
 	return out, nil

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,10 +80,8 @@ func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, a
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		pipe := node.Pipeline()
-		res := script.EvalSha(ctx, pipe, keys, args...)
-		wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
-		pipe.Exec(ctx)
+		var res *redis.Cmd
+		acks := s.withWait(ctx, node, func(pipe redis.Pipeliner) { res = script.EvalSha(ctx, pipe, keys, args...) })
 		if err := res.Err(); err != nil {
 			if redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0 {
 				if err := script.Load(ctx, node).Err(); err != nil {
@@ -95,11 +94,23 @@ func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, a
 		if r, ok := res.Val().([]any); ok && str(r, 0) == "err" {
 			return res, nil
 		}
-		if n, _ := wait.Int(); n < s.cfg.ReplicaAcks {
+		if acks < s.cfg.ReplicaAcks {
 			return nil, ErrNotReplicated
 		}
 		return res, nil
 	}
+}
+
+// withWait sends what queue adds, then WAIT, in one pipeline on node, and
+// returns how many replicas acknowledged. (WAIT only covers the writes of
+// its own connection, hence the single pipeline.)
+func (s *Store) withWait(ctx context.Context, node redis.Cmdable, queue func(redis.Pipeliner)) int {
+	pipe := node.Pipeline()
+	queue(pipe)
+	wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
+	pipe.Exec(ctx)
+	n, _ := wait.Int()
+	return n
 }
 
 // node is the client of the master that owns key (the store's own client
@@ -454,19 +465,10 @@ func (s *Store) Limits(ctx context.Context, player string) (Limits, error) {
 	}
 	out.LostToday, _ = lost.Int64()
 	for _, m := range deps.Val() {
-		if i := lastColon(m); i >= 0 {
+		if i := strings.LastIndexByte(m, ':'); i >= 0 {
 			n, _ := strconv.ParseInt(m[i+1:], 10, 64)
 			out.DepositedWeek += n
 		}
 	}
 	return out, nil
-}
-
-func lastColon(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == ':' {
-			return i
-		}
-	}
-	return -1
 }
