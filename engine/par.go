@@ -278,13 +278,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 			if tw != nil {
 				tw.Flush()
 			}
-			fmt.Fprintf(w, "\nStake %s — RTP as %% of stake (exact rationals, shown rounded)\n", euros(s.Stake))
+			fmt.Fprintf(w, "\nStake %s — RTP as %% of stake (exact rationals, shown rounded)\n", Euros(s.Stake))
 			tw = newTable()
 			fmt.Fprintln(tw, "picks\thit freq\tP(win)\tmain\t+mystery\textra\tSTOP\tσ stop\tCONTINUE\tσ cont.\tP(SoC)\tP(Extra)\tmax win\t")
 		}
 		fmt.Fprintf(tw, "%d\t1 in %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Picks,
 			OneIn(s.HitFrequency), pct(s.PWin), pct(s.RTPMain), pct(s.RTPMystery), pct(s.RTPExtra),
-			pct(s.RTPStop), sd(s.VarStop), pct(s.RTPContinue), sd(s.VarContinue), pct(s.PSoC), pct(s.PExtra), euros(s.MaxWin))
+			pct(s.RTPStop), sd(s.VarStop), pct(s.RTPContinue), sd(s.VarContinue), pct(s.PSoC), pct(s.PExtra), Euros(s.MaxWin))
 	}
 	if tw != nil {
 		tw.Flush()
@@ -364,4 +364,5 @@ func sd(v *big.Rat) string {
 	return fmt.Sprintf("%.2f", math.Sqrt(f))
 }
 
-func euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }
+// Euros formats cents as euros, e.g. 150 → "1.50 €".
+func Euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }

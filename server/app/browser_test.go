@@ -83,7 +83,6 @@ func eval[T any](t *testing.T, ctx context.Context, expr string, opts ...chromed
 	return v
 }
 
-func euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }
 
 // A person plays a whole game in the browser by clicking: picks numbers,
 // reviews, confirms, watches the gauge fill, continues at Stop-or-Continue,
@@ -147,8 +146,8 @@ func TestBrowserPlaysAGame(t *testing.T) {
 	if hits != m.Matches {
 		t.Fatalf("%d hits highlighted, %d matches", hits, m.Matches)
 	}
-	if got := text(t, ctx, "#soc-gain"); got != euros(m.Gain) {
-		t.Fatalf("SoC gain shown %q, want %s", got, euros(m.Gain))
+	if got := text(t, ctx, "#soc-gain"); got != engine.Euros(m.Gain) {
+		t.Fatalf("SoC gain shown %q, want %s", got, engine.Euros(m.Gain))
 	}
 	shot(t, ctx, dir, "3-stop-or-continue")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#btn-continue")), chromedp.WaitVisible(chromedp.CSS("#boxes button.box"))); err != nil {
@@ -166,12 +165,12 @@ func TestBrowserPlaysAGame(t *testing.T) {
 		t.Fatalf("%d Stop-or-Continue numbers shown", socShown)
 	}
 	settled := text(t, ctx, "#settled")
-	if want.Win > 0 && !strings.Contains(settled, euros(want.Win)) {
-		t.Fatalf("settled shows %q, want a win of %s", settled, euros(want.Win))
+	if want.Win > 0 && !strings.Contains(settled, engine.Euros(want.Win)) {
+		t.Fatalf("settled shows %q, want a win of %s", settled, engine.Euros(want.Win))
 	}
 	shot(t, ctx, dir, "5-settled")
-	if got, wallet := text(t, ctx, "#balance"), euros(ts.balance("browser")); got != wallet || ts.balance("browser") != 1_000-200+want.Win {
-		t.Fatalf("balance shown %q, wallet %s (expected %s)", got, wallet, euros(1_000-200+want.Win))
+	if got, wallet := text(t, ctx, "#balance"), engine.Euros(ts.balance("browser")); got != wallet || ts.balance("browser") != 1_000-200+want.Win {
+		t.Fatalf("balance shown %q, wallet %s (expected %s)", got, wallet, engine.Euros(1_000-200+want.Win))
 	}
 
 	// An error a person understands: a ticket above the balance.

@@ -61,13 +61,13 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	}
 	var warnings []string
 	if total > acct.Balance {
-		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", euros(total), euros(acct.Balance)))
+		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", engine.Euros(total), engine.Euros(acct.Balance)))
 	}
 	if tm := s.hub.store.Config().TicketMax; total > tm {
-		warnings = append(warnings, fmt.Sprintf("ticket_max: a ticket may not exceed %s", euros(tm)))
+		warnings = append(warnings, fmt.Sprintf("ticket_max: a ticket may not exceed %s", engine.Euros(tm)))
 	}
 	if lim.LossLimit >= 0 && lim.LostToday+total > lim.LossLimit {
-		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", euros(max(0, lim.LossLimit-lim.LostToday))))
+		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", engine.Euros(max(0, lim.LossLimit-lim.LostToday))))
 	}
 	if lim.ExcludedUntil > time.Now().UnixMilli() {
 		warnings = append(warnings, "self_excluded: you have excluded yourself from play")

@@ -289,15 +289,15 @@ func walletError(we *wallet.Error) *protocol.Error {
 	e := &protocol.Error{Code: we.Code, Reason: we.Reason, Limit: we.Limit, Available: we.Available}
 	switch we.Code {
 	case "insufficient_funds":
-		e.Message = fmt.Sprintf("Your balance (%s) is too low for this ticket. Make a deposit (within your weekly cap) or play a smaller ticket.", euros(we.Available))
+		e.Message = fmt.Sprintf("Your balance (%s) is too low for this ticket. Make a deposit (within your weekly cap) or play a smaller ticket.", engine.Euros(we.Available))
 	case "limit_reached":
 		switch we.Reason {
 		case "deposit_cap":
-			e.Message = fmt.Sprintf("This deposit would pass your weekly deposit cap of %s; %s is left this week.", euros(we.Limit), euros(we.Available))
+			e.Message = fmt.Sprintf("This deposit would pass your weekly deposit cap of %s; %s is left this week.", engine.Euros(we.Limit), engine.Euros(we.Available))
 		case "loss_limit":
-			e.Message = fmt.Sprintf("This ticket would pass your daily loss limit of %s; %s is left today.", euros(we.Limit), euros(we.Available))
+			e.Message = fmt.Sprintf("This ticket would pass your daily loss limit of %s; %s is left today.", engine.Euros(we.Limit), engine.Euros(we.Available))
 		case "ticket_max":
-			e.Message = fmt.Sprintf("A ticket may not exceed %s.", euros(we.Limit))
+			e.Message = fmt.Sprintf("A ticket may not exceed %s.", engine.Euros(we.Limit))
 		case "self_excluded":
 			e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") + "."
 		default:
@@ -314,8 +314,6 @@ func walletError(we *wallet.Error) *protocol.Error {
 	}
 	return e
 }
-
-func euros(c int64) string { return fmt.Sprintf("%d.%02d €", c/100, c%100) }
 
 func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	if s.player != "" {
