@@ -83,7 +83,6 @@ func eval[T any](t *testing.T, ctx context.Context, expr string, opts ...chromed
 	return v
 }
 
-
 // A person plays a whole game in the browser by clicking: picks numbers,
 // reviews, confirms, watches the gauge fill, continues at Stop-or-Continue,
 // opens an Extra box; what the page shows is checked at each step against
