@@ -117,10 +117,11 @@ func (t *Table) par(p int, stake int64) PAR {
 	return r
 }
 
-// moments are the mean and second moment of a random payout (cents).
+// moments are the mean and second moment of a random payout (cents), and
+// its smallest and largest possible values.
 type moments struct {
 	mean, second *big.Rat
-	max          int64
+	min, max     int64
 }
 
 // parState adds one weighted game state to the sheet.
@@ -160,7 +161,7 @@ func (t *Table) parState(r *PAR, p, m int, stake, base int64, st mysteryState, w
 	r.RTPContinue.Add(r.RTPContinue, new(big.Rat).Mul(w, cont.mean))
 	r.VarStop.Add(r.VarStop, new(big.Rat).Mul(w, stop.second))
 	r.VarContinue.Add(r.VarContinue, new(big.Rat).Mul(w, cont.second))
-	if gain > 0 || (hasExtra && extraMin(t, p, stake) > 0) {
+	if gain > 0 || (hasExtra && extra.min > 0) {
 		r.PWin.Add(r.PWin, w)
 	}
 	maxWin := cont.max
@@ -188,27 +189,23 @@ func (t *Table) socMoments(rem int, gain int64) moments {
 	return out
 }
 
-// extraMoments are the mean and second moment of one box, and its top prize.
+// extraMoments are the moments of one box, over the prizes it can hold.
 func (t *Table) extraMoments(p int, stake int64) moments {
-	out := moments{mean: new(big.Rat), second: new(big.Rat)}
+	out := moments{mean: new(big.Rat), second: new(big.Rat), min: -1}
 	for i, prize := range t.ExtraPrize[p] {
+		if t.ExtraProb[i] == 0 {
+			continue
+		}
 		c := prize.Of(stake)
 		pr := big.NewRat(t.ExtraProb[i], t.ExtraDen)
 		addScaled(out.mean, pr, c)
 		addScaled(out.second, pr, c*c)
 		out.max = max(out.max, c)
-	}
-	return out
-}
-
-func extraMin(t *Table, p int, stake int64) int64 {
-	low := int64(-1)
-	for i, prize := range t.ExtraPrize[p] {
-		if t.ExtraProb[i] > 0 && (low < 0 || prize.Of(stake) < low) {
-			low = prize.Of(stake)
+		if out.min < 0 || c < out.min {
+			out.min = c
 		}
 	}
-	return low
+	return out
 }
 
 // presenceProb is the probability of exactly this set of mystery balls.
