@@ -286,10 +286,13 @@ func progress(s *Stats, c *config) func() {
 			}
 			var line string
 			s.add(func(s *Stats) {
-				line = fmt.Sprintf("\r%5.0fs  players %d/%d  idle %d  games %d (%d/s)  p99 lateness %.1f ms  p99 accept %.1f ms  errors %d   ",
+				p99 := func(h *hdrHist) float64 { return float64(h.ValueAtQuantile(99)) / 1000 }
+				line = fmt.Sprintf("\r%5.0fs  players %d/%d  idle %d  games %d (%d/s)  p99 lateness %.1f ms (last s %.1f)  p99 accept %.1f ms (last s %.1f)  errors %d   ",
 					time.Since(s.start).Seconds(), s.Connected, s.Players, s.IdlePlayers, s.Games, s.Games-lastGames,
-					float64(s.Lateness.ValueAtQuantile(99))/1000, float64(s.Accept.ValueAtQuantile(99))/1000, sumErrors(s.Errors))
+					p99(s.Lateness), p99(s.winLateness), p99(s.Accept), p99(s.winAccept), sumErrors(s.Errors))
 				lastGames = s.Games
+				s.winLateness.Reset()
+				s.winAccept.Reset()
 			})
 			fmt.Fprint(os.Stderr, line)
 		}

@@ -81,10 +81,10 @@ func (p *player) connect(ctx context.Context, record bool) error {
 		p.stats.error("connect", false)
 		return err
 	}
-	p.stats.observe(func(s *Stats) *hdrHist { return s.Connect }, time.Since(t0))
+	p.stats.observe(connectTime, time.Since(t0))
 	if record {
 		c.OnTimed = func(m *protocol.Message, at time.Time) {
-			p.stats.observe(func(s *Stats) *hdrHist { return s.Lateness }, at.Sub(time.UnixMilli(m.T)))
+			p.stats.observe(lateness, at.Sub(time.UnixMilli(m.T)))
 		}
 	}
 	c.Heartbeat(15 * time.Second)
@@ -190,7 +190,7 @@ func (p *player) ticket(ctx context.Context) error {
 	if err != nil {
 		return p.refused(err)
 	}
-	p.stats.observe(func(s *Stats) *hdrHist { return s.Accept }, time.Since(t0))
+	p.stats.observe(acceptTime, time.Since(t0))
 	p.stats.add(func(s *Stats) { s.Tickets++ })
 	p.balance = *acc.Balance
 	games := map[string]bool{}
@@ -259,7 +259,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
 		case protocol.TSettled:
 			if !prev.IsZero() {
-				p.stats.observe(func(s *Stats) *hdrHist { return s.Settle }, last.Sub(prev))
+				p.stats.observe(settleTime, last.Sub(prev))
 			}
 			p.seen[m.Game]++
 			if p.seen[m.Game] > 1 {

@@ -48,11 +48,16 @@ type Stats struct {
 	DoubleSettle int64            `json:"double_settled"`
 	PerSecond    []int64          `json:"per_second"` // games settled in each second of the run
 	start        time.Time
+
+	// The live line's window: what was recorded since its last tick, so a
+	// burst shows when it happens instead of being averaged into the run.
+	winLateness, winAccept *hdrHist
 }
 
 func newStats() *Stats {
 	return &Stats{Connect: newHist(), Accept: newHist(), Lateness: newHist(), Settle: newHist(),
-		Errors: map[string]int64{}, Expected: map[string]int64{}, start: time.Now()}
+		Errors: map[string]int64{}, Expected: map[string]int64{}, start: time.Now(),
+		winLateness: newHist(), winAccept: newHist()}
 }
 
 func record(h *hdrhistogram.Histogram, d time.Duration) {
@@ -66,9 +71,30 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 	h.RecordValue(us)
 }
 
-func (s *Stats) observe(h func(*Stats) *hdrhistogram.Histogram, d time.Duration) {
+// What a player measures.
+type measure int
+
+const (
+	connectTime measure = iota
+	acceptTime
+	lateness
+	settleTime
+)
+
+func (s *Stats) observe(m measure, d time.Duration) {
 	s.mu.Lock()
-	record(h(s), d)
+	switch m {
+	case connectTime:
+		record(s.Connect, d)
+	case acceptTime:
+		record(s.Accept, d)
+		record(s.winAccept, d)
+	case lateness:
+		record(s.Lateness, d)
+		record(s.winLateness, d)
+	case settleTime:
+		record(s.Settle, d)
+	}
 	s.mu.Unlock()
 }
 
