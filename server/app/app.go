@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -272,6 +273,9 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	unindexed := make(chan struct{})
 	go func() { a.Hub.FlushUnindex(bg); close(unindexed) }()
 	go a.Ops.run(bg)
+	if a.Cfg.PprofAddr != "" {
+		go a.servePprof(bg)
+	}
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
@@ -290,6 +294,20 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	<-unindexed
 	a.Close()
 	return nil
+}
+
+// servePprof exposes the Go profiler on its own listener, never on the
+// public one: profiles reveal internals and cost CPU while they run.
+func (a *App) servePprof(ctx context.Context) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: a.Cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		a.Log.Error().Err(err).Str("addr", a.Cfg.PprofAddr).Msg("pprof listener")
+	}
 }
 
 // Close releases Redis (and the embedded one).

@@ -34,6 +34,7 @@ type Config struct {
 	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
 	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
+	PprofAddr   string        // PPROF_ADDR: Go profiler on a separate (loopback) listener; empty: off
 }
 
 // Dev-mode defaults: fixed, so a restarted dev server still verifies its
@@ -71,6 +72,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Wallet.RaiseDelay, "limit-raise-delay", envDuration("LIMIT_RAISE_DELAY", c.Wallet.RaiseDelay), "delay before a raised limit applies (LIMIT_RAISE_DELAY)")
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
+	fs.StringVar(&c.PprofAddr, "pprof", env("PPROF_ADDR", ""), "serve the Go profiler (/debug/pprof) on this separate address, e.g. 127.0.0.1:6060; off when empty (PPROF_ADDR)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
