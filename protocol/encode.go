@@ -1,19 +1,24 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 )
 
-// Encode writes m as JSON. The reveal messages (color, number, soc_draw) —
-// most of the traffic — are appended by hand: same JSON as encoding/json
-// would write for them, without reflection. Everything else goes through
-// encoding/json.
-func Encode(m *Message) ([]byte, error) {
+// Encode writes m as JSON.
+func Encode(m *Message) ([]byte, error) { return AppendEncode(make([]byte, 0, 128), m) }
+
+// AppendEncode appends m as JSON to dst. The reveal messages (color,
+// number, soc_draw) — most of the traffic — are appended by hand: same JSON
+// as encoding/json would write for them, without reflection. Everything
+// else goes through encoding/json.
+func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 	if isTimedReveal(m) && safeASCII(m.Game) && safeASCII(m.Color) && safeASCII(m.Effect) {
-		return appendReveal(make([]byte, 0, 128), m), nil
+		return appendReveal(dst, m), nil
 	}
-	return json.Marshal(m)
+	b, err := json.Marshal(m)
+	return append(dst, b...), err
 }
 
 // isTimedReveal: a reveal message with only the fields appendReveal writes.
@@ -68,4 +73,144 @@ func safeASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// DecodeMessage parses a server message into m. The reveal messages take a
+// hand-written path, the mirror of appendReveal (a client decodes some
+// twenty of them per game); anything that path does not recognise — other
+// types, other fields, escapes, non-ASCII — goes through encoding/json, so
+// the result is always what json.Unmarshal would give.
+func DecodeMessage(data []byte, m *Message) error {
+	*m = Message{}
+	if decodeReveal(data, m) {
+		return nil
+	}
+	*m = Message{}
+	return json.Unmarshal(data, m)
+}
+
+// decodeReveal parses {"key":value,...} with the keys and value kinds of a
+// reveal message, and reports whether it was one.
+func decodeReveal(b []byte, m *Message) bool {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return false
+	}
+	i := 1
+	for {
+		key, n := scanString(b[i:])
+		if n == 0 || i+n >= len(b) || b[i+n] != ':' {
+			return false
+		}
+		i += n + 1
+		switch string(key) {
+		case "type", "game", "color", "effect":
+			s, n := scanString(b[i:])
+			if n == 0 {
+				return false
+			}
+			i += n
+			switch string(key) {
+			case "type":
+				m.Type = interned(s)
+			case "game":
+				m.Game = string(s)
+			case "color":
+				m.Color = interned(s)
+			case "effect":
+				m.Effect = interned(s)
+			}
+		case "t", "pos", "number":
+			v, n := scanInt(b[i:])
+			if n == 0 {
+				return false
+			}
+			i += n
+			switch string(key) {
+			case "t":
+				m.T = v
+			case "pos":
+				m.Pos = int(v)
+			case "number":
+				m.Number = int(v)
+			}
+		case "hit":
+			switch {
+			case bytes.HasPrefix(b[i:], []byte("true")):
+				m.Hit, i = true, i+4
+			case bytes.HasPrefix(b[i:], []byte("false")):
+				m.Hit, i = false, i+5
+			default:
+				return false
+			}
+		default:
+			return false
+		}
+		switch {
+		case i == len(b)-1: // the closing brace
+			return isTimedReveal(m)
+		case b[i] == ',':
+			i++
+		default:
+			return false
+		}
+	}
+}
+
+// scanString reads a JSON string with no escapes and only printable ASCII;
+// it returns its contents and the bytes read, 0 if it is not one.
+func scanString(b []byte) ([]byte, int) {
+	if len(b) < 2 || b[0] != '"' {
+		return nil, 0
+	}
+	for j := 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[1:j], j + 1
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return nil, 0
+		}
+	}
+	return nil, 0
+}
+
+// scanInt reads a JSON integer that fits in 18 digits; 0 bytes read if not.
+func scanInt(b []byte) (int64, int) {
+	j, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		j, neg = 1, true
+	}
+	start := j
+	var v int64
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' && j-start < 18 {
+		v = v*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == start || (b[start] == '0' && j-start > 1) || (j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9'))) {
+		return 0, 0 // empty, leading zero, fraction, exponent or too long: encoding/json decides
+	}
+	if neg {
+		v = -v
+	}
+	return v, j
+}
+
+// interned returns the constant for the few strings reveal messages repeat.
+func interned(s []byte) string {
+	switch string(s) {
+	case TColor:
+		return TColor
+	case TNumber:
+		return TNumber
+	case TSoCDraw:
+		return TSoCDraw
+	case "blue":
+		return "blue"
+	case "red":
+		return "red"
+	case "gold":
+		return "gold"
+	case "green":
+		return "green"
+	}
+	return string(s)
 }

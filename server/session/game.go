@@ -34,7 +34,9 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 	s.playing = done
 	s.mu.Unlock()
 	go func() {
+		s.hold()
 		defer func() {
+			s.letGo()
 			s.mu.Lock()
 			s.playing, s.await = nil, nil
 			s.mu.Unlock()
@@ -72,6 +74,9 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 	m.T = when.UnixMilli()
 	if !p.instant {
 		if d := time.Until(when); d > 0 {
+			if !p.s.letGo() {
+				return false
+			}
 			if p.timer == nil {
 				p.timer = time.NewTimer(d)
 			} else {
@@ -82,6 +87,7 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 			case <-p.s.ctx.Done():
 				return false
 			}
+			p.s.hold()
 		}
 		p.s.hub.metrics.RevealLateness.Observe(time.Since(when).Seconds())
 	}
@@ -96,24 +102,28 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 	o := &g.Outcome
 	main := tab.Evaluate(o)
 	p := &pacer{s: s, start: time.Now(), instant: resumed}
+	// One message, refilled for each send: sending encodes it at once,
+	// and a game has some twenty-five of them.
+	m := new(protocol.Message)
+	msg := func(v protocol.Message) *protocol.Message { *m = v; return m }
 	defer func() {
 		if p.timer != nil {
 			p.timer.Stop()
 		}
 	}()
 
-	if !s.send(&protocol.Message{Type: protocol.TGameStart, Game: g.ID, Ticket: g.Ticket, Index: g.Index, Of: g.Grids, Picks: o.Picks, Stake: o.Stake}) {
+	if !s.send(msg(protocol.Message{Type: protocol.TGameStart, Game: g.ID, Ticket: g.Ticket, Index: g.Index, Of: g.Grids, Picks: o.Picks, Stake: o.Stake})) {
 		return 0, 0, false
 	}
 	// Step 1: the ten colours; step 2: the numbers, up to a matched red.
 	for i, c := range o.Colors {
-		if !p.at(time.Duration(i)*cfg.ColorInterval, &protocol.Message{Type: protocol.TColor, Game: g.ID, Pos: i, Color: c.String()}) {
+		if !p.at(time.Duration(i)*cfg.ColorInterval, msg(protocol.Message{Type: protocol.TColor, Game: g.ID, Pos: i, Color: c.String()})) {
 			return 0, 0, false
 		}
 	}
 	step2 := engine.Drawn * cfg.ColorInterval
 	for i := 0; i < main.Revealed; i++ {
-		m := &protocol.Message{Type: protocol.TNumber, Game: g.ID, Pos: i, Number: int(o.Numbers[i]), Hit: main.Hits[i]}
+		msg(protocol.Message{Type: protocol.TNumber, Game: g.ID, Pos: i, Number: int(o.Numbers[i]), Hit: main.Hits[i]})
 		if main.Hits[i] && o.Colors[i] != engine.Blue {
 			m.Effect = o.Colors[i].String()
 		}
@@ -127,10 +137,10 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 	if askSoC {
 		socCh = s.expect(g.ID, "continue") // before the offer goes out: the answer may be quick
 	}
-	if !p.at(step2+time.Duration(main.Revealed)*cfg.NumberInterval, &protocol.Message{Type: protocol.TMainResult, Game: g.ID, Main: &main}) {
+	if !p.at(step2+time.Duration(main.Revealed)*cfg.NumberInterval, msg(protocol.Message{Type: protocol.TMainResult, Game: g.ID, Main: &main})) {
 		return 0, 0, false
 	}
-	if askSoC && !s.send(&protocol.Message{Type: protocol.TSoCOffer, Game: g.ID, Gain: main.Gain}) {
+	if askSoC && !s.send(msg(protocol.Message{Type: protocol.TSoCOffer, Game: g.ID, Gain: main.Gain})) {
 		return 0, 0, false
 	}
 	if main.SoC {
@@ -145,12 +155,12 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 		}
 		if choices.Continue {
 			s.hub.metrics.SoCContinued.Inc()
-			mask := map[uint8]bool{}
+			var mask [engine.GridSize + 1]bool
 			for _, n := range o.Picks {
 				mask[n] = true
 			}
 			for i, n := range o.SoCDraw {
-				if !p.at(time.Duration(i+1)*cfg.SoCInterval, &protocol.Message{Type: protocol.TSoCDraw, Game: g.ID, Pos: i, Number: int(n), Hit: mask[n]}) {
+				if !p.at(time.Duration(i+1)*cfg.SoCInterval, msg(protocol.Message{Type: protocol.TSoCDraw, Game: g.ID, Pos: i, Number: int(n), Hit: mask[n]})) {
 					return 0, 0, false
 				}
 			}
@@ -160,14 +170,14 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 	if err != nil {
 		return 0, 0, false
 	}
-	if res.Continued && !s.send(&protocol.Message{Type: protocol.TSoCResult, Game: g.ID, Hits: res.SoCHits, Gain: res.SoCGain}) {
+	if res.Continued && !s.send(msg(protocol.Message{Type: protocol.TSoCResult, Game: g.ID, Hits: res.SoCHits, Gain: res.SoCGain})) {
 		return 0, 0, false
 	}
 	if main.Green {
 		s.hub.metrics.ExtraPlayed.Inc()
 		if g.Box == nil {
 			boxCh := s.expect(g.ID, "box")
-			if !s.send(&protocol.Message{Type: protocol.TExtraOffer, Game: g.ID}) {
+			if !s.send(msg(protocol.Message{Type: protocol.TExtraOffer, Game: g.ID})) {
 				return 0, 0, false
 			}
 			d, ok := s.decide(boxCh)
@@ -180,7 +190,7 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 			}
 		}
 		box := res.Box
-		if !s.send(&protocol.Message{Type: protocol.TExtraResult, Game: g.ID, Box: &box, Boxes: o.Boxes[:], Prize: res.ExtraWin}) {
+		if !s.send(msg(protocol.Message{Type: protocol.TExtraResult, Game: g.ID, Box: &box, Boxes: o.Boxes[:], Prize: res.ExtraWin})) {
 			return 0, 0, false
 		}
 	}
@@ -189,12 +199,14 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 	if err != nil {
 		return 0, 0, false
 	}
-	s.send(&protocol.Message{Type: protocol.TSettled, Game: g.ID, Win: st.Win, Balance: &st.Balance, Result: &res})
+	s.send(msg(protocol.Message{Type: protocol.TSettled, Game: g.ID, Win: st.Win, Balance: &st.Balance, Result: &res}))
 	return st.Win, st.Balance, true
 }
 
 // settle pays the game (once, whatever happens) and updates the figures.
 func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlement, error) {
+	s.letGo() // what is due goes out before the Redis round trip
+	defer s.hold()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var st wallet.Settlement
@@ -248,6 +260,10 @@ func (s *Session) expect(game, kind string) chan decision {
 // decide waits for the choice expected. A player who does not choose
 // within DecisionTimeout gets the default (stop, first box).
 func (s *Session) decide(ch chan decision) (decision, bool) {
+	if !s.letGo() {
+		return decision{}, false
+	}
+	defer s.hold()
 	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
 	defer timer.Stop()
 	select {
@@ -286,6 +302,10 @@ func (s *Session) decision(req *protocol.Request, kind string, d decision) {
 // record makes a choice durable (journaled) before it takes effect, then
 // acknowledges it.
 func (s *Session) record(game, reqID, field, value string) bool {
+	if !s.letGo() {
+		return false
+	}
+	defer s.hold()
 	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	defer cancel()
 	err := retryTransient(ctx, func() error {

@@ -113,7 +113,8 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many connection attempts", http.StatusTooManyRequests)
 		return
 	}
-	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{
+	sb := &smallBuffers{ResponseWriter: w}
+	conn, err := websocket.Accept(sb, r, &websocket.AcceptOptions{
 		CompressionMode: websocket.CompressionDisabled, // small frames; compression costs memory per connection
 		OriginPatterns:  []string{"*"},                 // tokens, not cookies, authenticate: no CSRF exposure
 	})
@@ -124,7 +125,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The session runs in a goroutine of its own and this handler returns:
 	// net/http's connection goroutine, its deep stack and the upgrade
 	// request are then freed, which keeps an idle player's footprint small.
-	s := newSession(h, conn, ip)
+	s := newSession(h, conn, sb.cork, ip)
 	h.mu.Lock()
 	h.conns[s] = struct{}{}
 	h.mu.Unlock()
@@ -138,15 +139,19 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // smallBuffers hands the WebSocket library smaller read and write buffers
 // than net/http's 4 KiB each: frames here are a few hundred bytes, and an
 // idle player's memory is mostly buffers. Bytes the client sent right
-// after the upgrade request are carried over.
-type smallBuffers struct{ http.ResponseWriter }
+// after the upgrade request are carried over. Writes go through a
+// corkConn, which the session uses to batch messages due together.
+type smallBuffers struct {
+	http.ResponseWriter
+	cork *corkConn
+}
 
 const (
 	readBuffer  = 1 << 10
 	writeBuffer = 2 << 10
 )
 
-func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -156,7 +161,8 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if _, err := r.Peek(len(pending)); err != nil {
 		return nil, nil, err
 	}
-	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(conn, writeBuffer)), nil
+	w.cork = &corkConn{Conn: conn}
+	return w.cork, bufio.NewReadWriter(r, bufio.NewWriterSize(w.cork, writeBuffer)), nil
 }
 
 func retryAfter(d time.Duration) string {

@@ -22,6 +22,7 @@ import (
 type Session struct {
 	hub    *Hub
 	conn   *websocket.Conn
+	cork   *corkConn // under conn: holds the frames of a burst (cork.go)
 	ip     string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -56,9 +57,9 @@ type pendingTicket struct {
 	grids []gridSpec
 }
 
-func newSession(h *Hub, conn *websocket.Conn, ip string) *Session {
+func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Session{hub: h, conn: conn, ip: ip, ctx: ctx, cancel: cancel,
+	s := &Session{hub: h, conn: conn, cork: cork, ip: ip, ctx: ctx, cancel: cancel,
 		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
 	s.lastSeen.Store(time.Now().Unix())
 	s.leaseSlot = int(h.connSeq.Add(1))
@@ -151,17 +152,39 @@ func (s *Session) cleanup() {
 	s.conn.Close(websocket.StatusNormalClosure, "")
 }
 
-// send writes one message. There is no timer per write (the reveal is
-// most of the traffic): a client that stops reading fills its socket
-// buffers, stops sending too, and the reaper closes it, which ends the
-// blocked write.
+// send writes one message. There is no timer per write, nor a context
+// that can end it (each would cost an allocation per message, and the
+// reveal is most of the traffic): a client that stops reading fills its
+// socket buffers, stops sending too, and the reaper closes it, which ends
+// the blocked write; a session that ends closes the connection through
+// its pending read.
 func (s *Session) send(m *protocol.Message) bool {
-	b, err := protocol.Encode(m)
+	buf := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(buf)
+	b, err := protocol.AppendEncode((*buf)[:0], m)
+	*buf = b
 	if err != nil {
 		s.hub.log.Error().Err(err).Msg("encode message")
 		return false
 	}
-	if err := s.conn.Write(s.ctx, websocket.MessageText, b); err != nil {
+	if err := s.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
+		s.cancel()
+		return false
+	}
+	return true
+}
+
+// encodeBuffers: the library copies a message into its own buffer, so the
+// encoding buffer goes back at once.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// hold starts a burst: what the game goroutine sends is kept until it
+// lets go, which it does before anything that makes it wait.
+func (s *Session) hold() { s.cork.cork() }
+
+// letGo sends the burst held so far in one write.
+func (s *Session) letGo() bool {
+	if err := s.cork.uncork(); err != nil {
 		s.cancel()
 		return false
 	}
