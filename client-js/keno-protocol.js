@@ -59,6 +59,7 @@ export class KenoClient extends EventTarget {
     this.url = url;
     this.getToken = opts.getToken || (async () => opts.token);
     this.heartbeatMs = opts.heartbeatMs ?? 15000;
+    this.lastSent = 0; // ms; the heartbeat pings only after a silence
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 15000;
     this.reconnect = opts.reconnect ?? true;
     this.backoff = opts.backoffMs ?? [250, 8000];
@@ -131,9 +132,13 @@ export class KenoClient extends EventTarget {
     }, delay);
   }
 
+  // A ping only when the client has said nothing for a while: any message
+  // tells the server the connection is alive.
   #startHeartbeat() {
     this.#stopHeartbeat();
-    this.heartbeat = setInterval(() => this.#send({ type: "ping" }), this.heartbeatMs);
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastSent >= this.heartbeatMs / 2) this.#send({ type: "ping" });
+    }, this.heartbeatMs);
   }
 
   #stopHeartbeat() {
@@ -144,6 +149,7 @@ export class KenoClient extends EventTarget {
   #send(obj) {
     if (!this.ws || this.ws.readyState !== 1) return false;
     this.ws.send(JSON.stringify(obj));
+    this.lastSent = Date.now();
     return true;
   }
 

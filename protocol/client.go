@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 type Client struct {
 	conn    *websocket.Conn
 	nextID  atomic.Int64
+	sentAt  atomic.Int64 // UnixNano of the last frame sent
 	mu      sync.Mutex
 	pending map[string]chan *Message
 	events  chan *Message
@@ -66,8 +68,13 @@ func Connect(ctx context.Context, url, token string) (*Client, error) {
 func (c *Client) readLoop() {
 	defer close(c.done)
 	defer close(c.events)
+	var buf bytes.Buffer // reused: decoding copies what it keeps
 	for {
-		_, data, err := c.conn.Read(context.Background())
+		buf.Reset()
+		_, r, err := c.conn.Reader(context.Background())
+		if err == nil {
+			_, err = buf.ReadFrom(r)
+		}
 		if err != nil {
 			c.mu.Lock()
 			c.err = err
@@ -80,7 +87,7 @@ func (c *Client) readLoop() {
 		}
 		now := time.Now()
 		m := new(Message)
-		if err := json.Unmarshal(data, m); err != nil {
+		if err := DecodeMessage(buf.Bytes(), m); err != nil {
 			continue
 		}
 		if m.T != 0 && c.OnTimed != nil {
@@ -117,10 +124,15 @@ func (c *Client) Send(ctx context.Context, r *Request) (chan *Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.conn.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := c.write(ctx, b); err != nil {
 		return nil, err
 	}
 	return ch, nil
+}
+
+func (c *Client) write(ctx context.Context, b []byte) error {
+	c.sentAt.Store(time.Now().UnixNano())
+	return c.conn.Write(ctx, websocket.MessageText, b)
 }
 
 // Request sends r and waits for its reply; an error reply comes back as a
@@ -150,7 +162,7 @@ func (c *Client) await(ctx context.Context, ch chan *Message) (*Message, error) 
 
 // SendRaw writes any bytes as a text frame (for tests of bad input).
 func (c *Client) SendRaw(ctx context.Context, b []byte) error {
-	return c.conn.Write(ctx, websocket.MessageText, b)
+	return c.write(ctx, b)
 }
 
 // Next returns the next pushed message.
@@ -285,8 +297,10 @@ func (c *Client) Follow(ctx context.Context, s Strategy) (*TicketLog, error) {
 	}
 }
 
-// Heartbeat pings the server every interval until the connection ends, so
-// an idle client is not reaped (servers drop silent connections).
+// Heartbeat pings the server until the connection ends, so an idle client
+// is not reaped (servers drop silent connections): every interval in which
+// it has sent nothing for half an interval. Any frame proves the
+// connection alive, so a playing client rarely pings.
 func (c *Client) Heartbeat(every time.Duration) {
 	go func() {
 		t := time.NewTicker(every)
@@ -296,6 +310,9 @@ func (c *Client) Heartbeat(every time.Duration) {
 			case <-c.done:
 				return
 			case <-t.C:
+				if time.Since(time.Unix(0, c.sentAt.Load())) < every/2 {
+					continue
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), every)
 				c.Send(ctx, &Request{Type: TPing})
 				cancel()

@@ -42,3 +42,58 @@ func BenchmarkEncodeNumber(b *testing.B) {
 		Encode(m)
 	}
 }
+
+// DecodeMessage gives what encoding/json gives, on the fast path and off it.
+func TestDecodeMessageMatchesEncodingJSON(t *testing.T) {
+	msgs := []*Message{
+		{Type: TColor, T: 1796217620112, Game: "0ac74fbfdd37865a35-0", Pos: 0, Color: "blue"},
+		{Type: TNumber, T: 5, Game: "g-1", Pos: 3, Number: 40, Hit: true, Effect: "red"},
+		{Type: TSoCDraw, T: 9, Game: "g", Pos: 2, Number: 17, Hit: true},
+		{Type: TColor, Game: `we"ird<`, Pos: 1, Color: "green"},
+		{Type: TSettled, Game: "g", Win: 120},
+	}
+	for _, m := range msgs {
+		b, _ := Encode(m)
+		var got Message
+		if err := DecodeMessage(b, &got); err != nil || !reflect.DeepEqual(&got, m) {
+			t.Errorf("%s: got %+v, %v", b, got, err)
+		}
+	}
+	for _, raw := range []string{
+		`{"type":"number","pos":1,"hit":true,"id":"7"}`, // an id: not a bare reveal
+		`{"type":"number","pos":01}`, `{"type":"number","pos":1.5}`, `{"type":"color","pos":-0}`,
+		`{"TYPE":"color","pos":1}`, `{"type":"color","game":"\u0041","pos":1}`, `{"type":"color" ,"pos":1}`,
+	} {
+		checkDecodeAgainstJSON(t, []byte(raw))
+	}
+}
+
+func checkDecodeAgainstJSON(t *testing.T, b []byte) {
+	var fast, std Message
+	errFast := DecodeMessage(b, &fast)
+	errStd := json.Unmarshal(b, &std)
+	if (errFast == nil) != (errStd == nil) {
+		t.Fatalf("%q: DecodeMessage error %v, encoding/json error %v", b, errFast, errStd)
+	}
+	if errStd == nil && !reflect.DeepEqual(fast, std) {
+		t.Fatalf("%q: DecodeMessage %+v, encoding/json %+v", b, fast, std)
+	}
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	for _, s := range []string{`{"type":"color","t":17,"game":"g-0","pos":0,"color":"gold"}`,
+		`{"type":"number","t":5,"game":"g","pos":3,"number":40,"hit":true,"effect":"red"}`,
+		`{"type":"soc_draw","pos":2,"number":7,"hit":false}`, `{"type":"settled","win":3}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkDecodeAgainstJSON)
+}
+
+func BenchmarkDecodeNumber(b *testing.B) {
+	data, _ := Encode(&Message{Type: TNumber, T: 1796217620112, Game: "0ac74fbfdd37865a35-0", Pos: 3, Number: 40, Hit: true, Effect: "red"})
+	b.ReportAllocs()
+	var m Message
+	for b.Loop() {
+		DecodeMessage(data, &m)
+	}
+}
