@@ -84,7 +84,7 @@ func main() {
 	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")
 	flag.StringVar(&c.spawnServer, "spawn-server", "", "start this keno-server binary (fast profile) and a redis-server, and test them")
 	flag.IntVar(&c.cpus, "cpus", 0, "cores the load tester itself may use (GOMAXPROCS; 0: all)")
-	flag.IntVar(&c.nice, "nice", 5, "run the load tester at this lower priority, so that on a shared machine it does not steal the CPU its measurement is about")
+	flag.IntVar(&c.nice, "nice", 0, "run the load tester at this lower priority (0: the same as the server; a starved tester reports its own delays as the server's lateness)")
 	flag.StringVar(&c.profile, "profile", "fast", "with -spawn-server: the reveal pace, fast (a few ms) or human (150/400 ms)")
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
@@ -162,23 +162,23 @@ func run(c *config) error {
 	if c.cpus > 0 {
 		runtime.GOMAXPROCS(c.cpus)
 	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400) // decoding every message makes garbage; memory is cheaper than the server's CPU here
-	}
 	if c.nice > 0 {
 		syscall.Setpriority(syscall.PRIO_PROCESS, 0, c.nice)
 	}
 	if c.prefix == "" {
 		c.prefix = fmt.Sprintf("lt%x", time.Now().UnixNano()&0xffffff)
 	}
-	if c.child {
-		return runChild(c)
-	}
 	total := c.players + c.idle
 	limit := openFilesLimit()
 	if c.procs == 0 {
 		perProc := int(limit) - 500 // sockets, plus room for files and the HTTP pool
 		c.procs = max(1, (total+perProc-1)/max(1, perProc))
+	}
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		collectOnlyNearLimit(c.procs)
+	}
+	if c.child {
+		return runChild(c)
 	}
 	fmt.Fprintf(os.Stderr, "keno-loadtest: %d active + %d idle players against %s for %v, over %d process(es) (open-file limit %d each)\n",
 		c.players, c.idle, c.wsURL, c.duration, c.procs, limit)
@@ -342,7 +342,7 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 	var kids []child
 	for i := 0; i < c.procs; i++ {
 		share := func(n int) int { return n/c.procs + btoi(i < n%c.procs) }
-		args := []string{"-child", "-child-index", strconv.Itoa(i), "-url", c.wsURL, "-cpus", strconv.Itoa(c.cpus), "-nice", "0", "-players", strconv.Itoa(share(c.players)),
+		args := []string{"-child", "-child-index", strconv.Itoa(i), "-procs", strconv.Itoa(c.procs), "-url", c.wsURL, "-cpus", strconv.Itoa(c.cpus), "-nice", "0", "-players", strconv.Itoa(share(c.players)),
 			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
 			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
 			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", ""}
@@ -391,6 +391,21 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// collectOnlyNearLimit turns the garbage collector off until the heap nears
+// a share of the machine's memory (a quarter, at most 4 GiB, split among
+// the load-test processes). A bounded run then rarely collects at all: a
+// collection of ten thousand players' state stalls the tester for
+// hundreds of milliseconds, which it would report as the server's lateness.
+func collectOnlyNearLimit(procs int) {
+	var si syscall.Sysinfo_t
+	limit := int64(1 << 30)
+	if syscall.Sysinfo(&si) == nil {
+		limit = min(int64(si.Totalram)*int64(si.Unit)/4, 4<<30)
+	}
+	debug.SetMemoryLimit(limit / int64(max(1, procs)))
+	debug.SetGCPercent(-1)
 }
 
 func raiseOpenFiles() {

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 )
 
-// spawn starts a redis-server (AOF, fsync every second) and n keno servers
+// spawn starts a redis-server (AOF, fsync every second, no automatic
+// rewrite) and n keno servers
 // with the given reveal profile on free loopback ports; it returns a stop
 // function and the servers' WebSocket URLs.
 func spawn(serverBin string, n int, profile string) (func(), []string, error) {
@@ -34,7 +36,11 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 	}
 	redisPort := freePort()
 	redis := exec.Command("redis-server", "--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
-		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--loglevel", "warning", "--maxclients", "10000")
+		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--loglevel", "warning", "--maxclients", "10000",
+		// No automatic AOF rewrite in a bounded run: it forks and compresses
+		// the whole dataset for seconds, taking one of the cores the server
+		// and the load tester share here (a production Redis has its own).
+		"--auto-aof-rewrite-percentage", "0")
 	redis.Stdout, redis.Stderr = os.Stderr, os.Stderr
 	if err := redis.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start redis-server (make deps installs it): %w", err)
@@ -51,6 +57,13 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 			"-redis", fmt.Sprintf("redis://127.0.0.1:%d", redisPort), "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
 			"-server-id", fmt.Sprintf("load-%d", i))
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
+		if os.Getenv("GOMAXPROCS") == "" {
+			// Server, Redis and load tester share these cores. With as many
+			// Ps as cores, a collection's mark worker takes half the server
+			// (one P in two) for its few hundred milliseconds and confirms
+			// queue up behind it; with twice as many it takes one in four.
+			srv.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", 2*runtime.NumCPU()))
+		}
 		if err := srv.Start(); err != nil {
 			stop()
 			return nil, nil, err
