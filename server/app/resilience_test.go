@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -281,5 +282,31 @@ func TestManyPlayersBooksBalance(t *testing.T) {
 		if credits[g] != 1 {
 			t.Errorf("game %s credited %d times", g, credits[g])
 		}
+	}
+}
+
+// The reaper closes a connection that says nothing for IdleTimeout; a
+// client's heartbeat, which pings only after a silence, keeps an idle one
+// open well past it.
+func TestSilentConnectionsAreReaped(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) { c.Session.IdleTimeout = 2 * time.Second })
+	silent := ts.player("silent", 0)
+	alive := ts.player("alive", 0)
+	alive.Heartbeat(500 * time.Millisecond)
+	t0 := time.Now()
+	for {
+		if _, err := silent.Next(ctxT(t)); err != nil {
+			if !errors.Is(err, protocol.ErrClosed) {
+				t.Fatalf("the silent connection was not reaped: %v", err)
+			}
+			break
+		}
+	}
+	if waited := time.Since(t0); waited < time.Second {
+		t.Fatalf("reaped after %v, before its idle timeout", waited)
+	}
+	time.Sleep(2 * time.Second) // past twice the idle timeout in all
+	if _, err := alive.Request(ctxT(t), &protocol.Request{Type: protocol.TBalance}); err != nil {
+		t.Fatalf("the heartbeating client was dropped: %v", err)
 	}
 }
