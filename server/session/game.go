@@ -264,6 +264,8 @@ func (s *Session) decide(ch chan decision) (decision, bool) {
 		return decision{}, false
 	}
 	defer s.hold()
+	s.setPaused(true) // the offer is out: a shutdown may end the session here
+	defer s.setPaused(false)
 	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
 	defer timer.Stop()
 	select {
@@ -282,6 +284,12 @@ func (s *Session) decide(ch chan decision) (decision, bool) {
 	case <-s.ctx.Done():
 		return decision{}, false
 	}
+}
+
+func (s *Session) setPaused(p bool) {
+	s.mu.Lock()
+	s.paused = p
+	s.mu.Unlock()
 }
 
 // decision hands a choice to the waiting game, or refuses it.

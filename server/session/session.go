@@ -42,6 +42,7 @@ type Session struct {
 	last     []gridSpec     // the last confirmed ticket, for "replay last"
 	playing  chan struct{}  // closed when the ticket in play ends; nil when idle
 	await    *awaiting      // the decision the game waits for, if any
+	paused   bool           // the game waits for a choice and its offer has been sent
 	replaced bool           // taken over by a newer session
 }
 
@@ -230,11 +231,12 @@ func (s *Session) takenOver() {
 	s.cancel()
 }
 
-// drain waits (within ctx) until no reveal is streaming, then closes.
+// drain waits (within ctx) until no reveal is streaming — no game, or the
+// game waits for a choice whose offer is out — then closes.
 func (s *Session) drain(ctx context.Context) {
 	for {
 		s.mu.Lock()
-		idle := s.playing == nil || s.await != nil
+		idle := s.playing == nil || s.paused
 		s.mu.Unlock()
 		if idle || ctx.Err() != nil {
 			break
