@@ -23,14 +23,13 @@ type corkConn struct {
 	pending *[]byte // from corkBuffers while corked and not empty
 }
 
-// corkBuffers are shared: an idle connection holds no buffer.
-var corkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+var corkBuffers = newBufferPool(1024)
 
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	if c.corked {
 		if c.pending == nil {
-			c.pending = corkBuffers.Get().(*[]byte)
+			c.pending = corkBuffers.get()
 		}
 		*c.pending = append(*c.pending, p...)
 		c.mu.Unlock()
@@ -64,10 +63,7 @@ func (c *corkConn) flushLocked() error {
 	b := c.pending
 	c.pending = nil
 	_, err := c.Conn.Write(*b)
-	if cap(*b) <= 64<<10 { // a rare huge burst is not kept
-		*b = (*b)[:0]
-		corkBuffers.Put(b)
-	}
+	corkBuffers.put(b)
 	return err
 }
 

@@ -160,8 +160,8 @@ func (s *Session) cleanup() {
 // the blocked write; a session that ends closes the connection through
 // its pending read.
 func (s *Session) send(m *protocol.Message) bool {
-	buf := encodeBuffers.Get().(*[]byte)
-	defer encodeBuffers.Put(buf)
+	buf := encodeBuffers.get()
+	defer encodeBuffers.put(buf)
 	b, err := protocol.AppendEncode((*buf)[:0], m)
 	*buf = b
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Session) send(m *protocol.Message) bool {
 
 // encodeBuffers: the library copies a message into its own buffer, so the
 // encoding buffer goes back at once.
-var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+var encodeBuffers = newBufferPool(512)
 
 // hold starts a burst: what the game goroutine sends is kept until it
 // lets go, which it does before anything that makes it wait.
