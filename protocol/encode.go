@@ -96,53 +96,51 @@ func decodeReveal(b []byte, m *Message) bool {
 		return false
 	}
 	i := 1
+	// Each reads one value at b[i:] into its field and moves i past it.
+	str := func(dst *string) bool {
+		s, n := scanString(b[i:])
+		*dst, i = interned(s), i+n
+		return n > 0
+	}
+	num := func(dst *int64) bool {
+		v, n := scanInt(b[i:])
+		*dst, i = v, i+n
+		return n > 0
+	}
 	for {
 		key, n := scanString(b[i:])
 		if n == 0 || i+n >= len(b) || b[i+n] != ':' {
 			return false
 		}
 		i += n + 1
+		var ok bool
+		var v int64
 		switch string(key) {
-		case "type", "game", "color", "effect":
-			s, n := scanString(b[i:])
-			if n == 0 {
-				return false
-			}
-			i += n
-			switch string(key) {
-			case "type":
-				m.Type = interned(s)
-			case "game":
-				m.Game = string(s)
-			case "color":
-				m.Color = interned(s)
-			case "effect":
-				m.Effect = interned(s)
-			}
-		case "t", "pos", "number":
-			v, n := scanInt(b[i:])
-			if n == 0 {
-				return false
-			}
-			i += n
-			switch string(key) {
-			case "t":
-				m.T = v
-			case "pos":
-				m.Pos = int(v)
-			case "number":
-				m.Number = int(v)
-			}
+		case "type":
+			ok = str(&m.Type)
+		case "game":
+			ok = str(&m.Game)
+		case "color":
+			ok = str(&m.Color)
+		case "effect":
+			ok = str(&m.Effect)
+		case "t":
+			ok = num(&m.T)
+		case "pos":
+			ok = num(&v)
+			m.Pos = int(v)
+		case "number":
+			ok = num(&v)
+			m.Number = int(v)
 		case "hit":
 			switch {
 			case bytes.HasPrefix(b[i:], []byte("true")):
-				m.Hit, i = true, i+4
+				m.Hit, i, ok = true, i+4, true
 			case bytes.HasPrefix(b[i:], []byte("false")):
-				m.Hit, i = false, i+5
-			default:
-				return false
+				m.Hit, i, ok = false, i+5, true
 			}
-		default:
+		}
+		if !ok {
 			return false
 		}
 		switch {
@@ -194,7 +192,8 @@ func scanInt(b []byte) (int64, int) {
 	return v, j
 }
 
-// interned returns the constant for the few strings reveal messages repeat.
+// interned returns the constant for the few strings reveal messages repeat,
+// a copy of anything else.
 func interned(s []byte) string {
 	switch string(s) {
 	case TColor:
