@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type config struct {
 	perfChecks  bool
 	profile     string
 	cpus, nice  int
+	cpuProfile  string
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -88,6 +90,7 @@ func main() {
 	flag.StringVar(&c.profile, "profile", "fast", "with -spawn-server: the reveal pace, fast (a few ms) or human (150/400 ms)")
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the load tester's own CPU profile to this file (one process only)")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
 	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
 	flag.Parse()
@@ -176,6 +179,17 @@ func run(c *config) error {
 	}
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		collectOnlyNearLimit(c.procs)
+	}
+	if c.cpuProfile != "" && c.procs == 1 {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if c.child {
 		return runChild(c)

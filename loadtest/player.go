@@ -307,31 +307,38 @@ func (p *player) reconnect(ctx context.Context) error {
 
 // reconcile, after a reconnection, accounts for the games that were settled
 // while the player was away (their "settled" went to the dropped
-// connection): the server resumes only unfinished games, so any other game
-// awaited is looked up in the history.
+// connection): the welcome lists the games the server resumes, and any
+// other game awaited must have been settled — it is looked up.
 func (p *player) reconcile(ctx context.Context, games map[string]bool) {
-	resumed := map[string]bool{}
-	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	if m, err := p.c.NextOf(rctx, protocol.TResume); err == nil {
-		for _, g := range m.Games {
-			resumed[g.Game] = true
-		}
-		p.stats.add(func(s *Stats) { s.Resumed += int64(len(m.Games)) })
-	}
-	cancel()
+	resumed := welcomeGames(p.c)
+	p.stats.add(func(s *Stats) { s.Resumed += int64(len(resumed)) })
 	for id := range games {
 		if resumed[id] {
 			continue
 		}
 		d, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TGame, Game: id})
-		if err != nil || d.Detail.Status != "settled" {
-			continue // the next reconnection will look again
+		if err != nil {
+			continue // the connection broke again: the next reconnection looks again
+		}
+		delete(games, id)
+		if d.Detail.Status != "settled" {
+			p.stats.add(func(s *Stats) { s.Unsettled++ })
+			p.stats.error("not_resumed:"+d.Detail.Status, false)
+			continue
 		}
 		p.seen[id]++
-		delete(games, id)
 		o := d.Detail.Outcome
 		p.stats.settled(o.Stake, d.Detail.Win, p.exact(o.Stake, len(o.Picks)))
 	}
+}
+
+// welcomeGames is the set of games the server resumes on this connection.
+func welcomeGames(c *protocol.Client) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range c.Welcome.Games {
+		out[g.Game] = true
+	}
+	return out
 }
 
 // exact is the exact mean and variance of a game's win/stake under the
@@ -351,17 +358,9 @@ func (p *player) exact(stake int64, picks int) figure {
 
 // drain plays out any game resumed at connection.
 func (p *player) drain(ctx context.Context) {
-	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	m, err := p.c.NextOf(dctx, protocol.TResume)
-	if err != nil {
-		return
+	if games := welcomeGames(p.c); len(games) > 0 {
+		p.follow(ctx, games, -1)
 	}
-	games := map[string]bool{}
-	for _, g := range m.Games {
-		games[g.Game] = true
-	}
-	p.follow(ctx, games, -1)
 }
 
 // flood sends a burst well over the per-connection message rate; the

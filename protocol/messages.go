@@ -20,7 +20,7 @@ type Message struct {
 	Grids    []GridSummary `json:"grids,omitempty"`    // summary
 	Total    int64         `json:"total,omitempty"`    // summary: ticket stake
 	Warnings []string      `json:"warnings,omitempty"` // summary
-	Games    []GameRef     `json:"games,omitempty"`    // accepted, resume
+	Games    []GameRef     `json:"games,omitempty"`    // accepted, resume; welcome: the games about to resume
 
 	Index  int          `json:"index,omitempty"`  // game_start: position in the ticket
 	Of     int          `json:"of,omitempty"`     // game_start: games in the ticket

@@ -62,6 +62,9 @@ func TestReconnectResumes(t *testing.T) {
 	if err != nil || len(resume.Games) != 1 {
 		t.Fatalf("resume %+v %v", resume, err)
 	}
+	if w := c.Welcome.Games; len(w) != 1 || w[0] != resume.Games[0] {
+		t.Fatalf("the welcome lists %+v, the resume %+v", w, resume.Games)
+	}
 	start := time.Now()
 	seen := untilType(t, c, protocol.TSoCOffer)
 	if time.Since(start) > 50*time.Millisecond*10 {

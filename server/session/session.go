@@ -390,6 +390,17 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	if err != nil {
 		return err
 	}
+	// Looked up before the welcome, which lists them: a client that comes
+	// back knows at once which games it will see again, and that any other
+	// it awaited was settled meanwhile.
+	open, err := s.hub.store.OpenGames(ctx, player)
+	if err != nil {
+		return err
+	}
+	var refs []protocol.GameRef
+	for _, g := range open {
+		refs = append(refs, protocol.GameRef{Game: g.ID, Index: g.Index, Nonce: g.Fair.Nonce, Commit: g.Fair.Commit})
+	}
 	cfg := s.hub.cfg
 	t := s.hub.table
 	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
@@ -397,15 +408,10 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
 		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
 			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,
-			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), DevMode: cfg.DevMode}})
-
-	open, err := s.hub.store.OpenGames(ctx, player)
-	if err != nil || len(open) == 0 {
-		return err
-	}
-	refs := make([]protocol.GameRef, len(open))
-	for i, g := range open {
-		refs[i] = protocol.GameRef{Game: g.ID, Index: g.Index, Nonce: g.Fair.Nonce, Commit: g.Fair.Commit}
+			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), DevMode: cfg.DevMode},
+		Games: refs})
+	if len(open) == 0 {
+		return nil
 	}
 	s.hub.metrics.Resumed.Add(float64(len(open)))
 	s.send(&protocol.Message{Type: protocol.TResume, Games: refs})
