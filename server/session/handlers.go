@@ -51,11 +51,7 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		total += g.stake
 		out[i] = protocol.GridSummary{Picks: g.picks, Stake: g.stake, Quick: g.quick}
 	}
-	acct, err := s.hub.store.Account(ctx, s.player)
-	if err != nil {
-		return err
-	}
-	lim, err := s.hub.store.Limits(ctx, s.player)
+	acct, lim, err := s.hub.store.Standing(ctx, s.player)
 	if err != nil {
 		return err
 	}
@@ -232,26 +228,26 @@ func (s *Session) replay(ctx context.Context, req *protocol.Request) error {
 	return s.summarise(ctx, req.ID, grids)
 }
 
+func (s *Session) balance(ctx context.Context, id string) error {
+	acct, lim, err := s.hub.store.Standing(ctx, s.player)
+	if err != nil {
+		return err
+	}
+	s.reply(id, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &acct.Balance, Limits: limitsInfo(lim)})
+	return nil
+}
+
 func (s *Session) limits(ctx context.Context) (*protocol.LimitsInfo, error) {
 	l, err := s.hub.store.Limits(ctx, s.player)
 	if err != nil {
 		return nil, err
 	}
-	li := protocol.LimitsInfo(l)
-	return &li, nil
+	return limitsInfo(l), nil
 }
 
-func (s *Session) balance(ctx context.Context, id string) error {
-	acct, err := s.hub.store.Account(ctx, s.player)
-	if err != nil {
-		return err
-	}
-	lim, err := s.limits(ctx)
-	if err != nil {
-		return err
-	}
-	s.reply(id, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &acct.Balance, Limits: lim})
-	return nil
+func limitsInfo(l wallet.Limits) *protocol.LimitsInfo {
+	li := protocol.LimitsInfo(l)
+	return &li
 }
 
 func (s *Session) history(ctx context.Context, req *protocol.Request) error {

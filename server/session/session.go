@@ -378,15 +378,11 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	s.hub.register(s)
 	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
 
-	acct, err := s.hub.store.Account(ctx, player)
+	acct, lim, err := s.hub.store.Standing(ctx, player)
 	if err != nil {
 		return err
 	}
 	fair, err := s.hub.store.Fair(ctx, player)
-	if err != nil {
-		return err
-	}
-	lim, err := s.limits(ctx)
 	if err != nil {
 		return err
 	}
@@ -404,7 +400,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	cfg := s.hub.cfg
 	t := s.hub.table
 	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
-		Balance: &acct.Balance, Limits: lim,
+		Balance: &acct.Balance, Limits: limitsInfo(lim),
 		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
 		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
 			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,

@@ -382,16 +382,38 @@ func (s *Store) Account(ctx context.Context, player string) (Account, error) {
 }
 
 func readAccount(ctx context.Context, c redis.Cmdable, key string) (Account, error) {
-	v, err := c.HMGet(ctx, key, "balance", "house", "deposited", "withdrawn").Result()
+	v, err := c.HMGet(ctx, key, accountFields...).Result()
 	if err != nil {
 		return Account{}, err
 	}
+	return parseAccount(v), nil
+}
+
+var accountFields = []string{"balance", "house", "deposited", "withdrawn"}
+
+func parseAccount(v []any) Account {
 	n := func(i int) int64 {
 		s, _ := v[i].(string)
 		x, _ := strconv.ParseInt(s, 10, 64)
 		return x
 	}
-	return Account{n(0), n(1), n(2), n(3)}, nil
+	return Account{n(0), n(1), n(2), n(3)}
+}
+
+// Standing reads a player's account and limits in one round trip (their
+// keys share the player's hash slot): what a ticket summary shows.
+func (s *Store) Standing(ctx context.Context, player string) (Account, Limits, error) {
+	if !ValidPlayer(player) {
+		return Account{}, Limits{}, ErrBadPlayer
+	}
+	k := keysOf(player)
+	pipe := s.rdb.Pipeline()
+	acct := pipe.HMGet(ctx, k.acct(), accountFields...)
+	limits := s.queueLimits(ctx, pipe, k)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return Account{}, Limits{}, err
+	}
+	return parseAccount(acct.Val()), limits(), nil
 }
 
 // Limits are a player's responsible-gaming settings as in force now.
@@ -433,16 +455,25 @@ func (s *Store) Limits(ctx context.Context, player string) (Limits, error) {
 	if !ValidPlayer(player) {
 		return Limits{}, ErrBadPlayer
 	}
-	k := keysOf(player)
-	now := s.Now()
 	pipe := s.rdb.Pipeline()
-	l := pipe.HGetAll(ctx, k.limits())
-	lost := pipe.Get(ctx, k.loss(now))
-	deps := pipe.ZRangeByScore(ctx, k.deposits(), &redis.ZRangeBy{Min: strconv.FormatInt(now.Add(-7*24*time.Hour).UnixMilli(), 10), Max: "+inf"})
+	limits := s.queueLimits(ctx, pipe, keysOf(player))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return Limits{}, err
 	}
-	m := l.Val()
+	return limits(), nil
+}
+
+// queueLimits queues the reads of a player's limits on pipe; the function
+// it returns makes them Limits once the pipeline has run.
+func (s *Store) queueLimits(ctx context.Context, pipe redis.Pipeliner, k keys) func() Limits {
+	now := s.Now()
+	l := pipe.HGetAll(ctx, k.limits())
+	lost := pipe.Get(ctx, k.loss(now))
+	deps := pipe.ZRangeByScore(ctx, k.deposits(), &redis.ZRangeBy{Min: strconv.FormatInt(now.Add(-7*24*time.Hour).UnixMilli(), 10), Max: "+inf"})
+	return func() Limits { return s.parseLimits(now, l.Val(), lost, deps.Val()) }
+}
+
+func (s *Store) parseLimits(now time.Time, m map[string]string, lost *redis.StringCmd, deposits []string) Limits {
 	get := func(f string, def int64) int64 {
 		if v, ok := m[f]; ok {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -464,11 +495,11 @@ func (s *Store) Limits(ctx context.Context, player string) (Limits, error) {
 		out.LossLimit, out.LossLimitPending, out.LossLimitAt = out.LossLimitPending, 0, 0
 	}
 	out.LostToday, _ = lost.Int64()
-	for _, m := range deps.Val() {
+	for _, m := range deposits {
 		if i := strings.LastIndexByte(m, ':'); i >= 0 {
 			n, _ := strconv.ParseInt(m[i+1:], 10, 64)
 			out.DepositedWeek += n
 		}
 	}
-	return out, nil
+	return out
 }

@@ -276,6 +276,11 @@ func TestDepositCap(t *testing.T) {
 		if l.DepositCap != 8500 || l.DepositCapPending != 50_000 || l.DepositedWeek != 8000 {
 			t.Fatalf("limits %+v", l)
 		}
+		// The summary's single round trip reads the same.
+		acct, sl, err := s.Standing(ctx, "eve")
+		if err != nil || acct.Balance != 8000 || sl != l {
+			t.Fatalf("standing: %+v %+v %v, want balance 8000 and %+v", acct, sl, err, l)
+		}
 		s.Now = func() time.Time { return time.Now().Add(s.cfg.RaiseDelay + time.Hour) }
 		if _, err := s.Deposit(ctx, "eve", "d5", 40_000); err != nil {
 			t.Fatalf("after the delay: %v", err)
