@@ -66,6 +66,11 @@ func New(cfg Config) (*App, error) {
 	}
 	a.Metrics = metrics.New()
 	a.Metrics.OpenFilesLimit.Set(float64(raiseOpenFiles(a.Log)))
+	a.Metrics.WatchRedisPool(func() metrics.PoolStats {
+		p := rdb.PoolStats()
+		return metrics.PoolStats{Total: p.TotalConns, Idle: p.IdleConns, Waits: p.WaitCount, Timeouts: p.Timeouts,
+			Waited: time.Duration(p.WaitDurationNs)}
+	})
 	limiter := ratelimit.New(rdb, cfg.Limits)
 	a.Hub = session.NewHub(cfg.Session, engine.Default(), a.Store, a.Signer, limiter, a.Metrics, a.Log)
 	a.Ops = newOpsFeed(a)
@@ -83,8 +88,15 @@ func NewStore(rdb redis.UniversalClient, cfg Config) (*wallet.Store, error) {
 }
 
 // redisBuffer: go-redis's default buffers are large; our commands and
-// replies are a few KiB, and 64 pooled connections × 2 buffers add up.
+// replies are a few KiB, and hundreds of pooled connections × 2 buffers add up.
 const redisBuffer = 16 << 10
+
+// redisPool: connections are opened as needed. Commands wait for a free
+// one when the pool is exhausted, which at 10 000 players happened in the
+// second of a garbage collection (goroutines hold theirs until scheduled
+// to read the reply) and added tens of milliseconds to confirms at 64.
+// A redis:// URL may set its own (?pool_size=).
+const redisPool = 256
 
 // Connect opens the Redis named by url: redis://, rediss://, unix://, or
 // redis+cluster://host:port,host:port for a Redis Cluster. An empty url
@@ -96,7 +108,7 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 		if err := m.Start(); err != nil {
 			return nil, nil, err
 		}
-		return redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: 64, ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer}), m, nil
+		return redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: redisPool, ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer}), m, nil
 	case url == "":
 		return nil, nil, errors.New("REDIS_URL is required")
 	case strings.HasPrefix(url, "redis+cluster://"):
@@ -107,7 +119,7 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 			rest = rest[at+1:]
 		}
 		addrs := strings.Split(strings.TrimSuffix(rest, "/"), ",")
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, PoolSize: 64,
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, PoolSize: redisPool,
 			ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer,
 			MaxRedirects: 8, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}), nil, nil
 	default:
@@ -115,7 +127,9 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 		if err != nil {
 			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		opt.PoolSize = 64
+		if opt.PoolSize == 0 {
+			opt.PoolSize = redisPool
+		}
 		opt.ReadBufferSize, opt.WriteBufferSize = redisBuffer, redisBuffer
 		return redis.NewClient(opt), nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,10 @@ func TestOpsFiguresAreClusterWide(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(body), "keno_sessions_connected 1\n") {
 		t.Error("server b's own /metrics should count its one player")
+	}
+	// The Redis pool as the client sees it: b has talked to Redis.
+	m := regexp.MustCompile(`keno_redis_pool_connections\{state="open"\} (\d+)`).FindStringSubmatch(string(body))
+	if m == nil || m[1] == "0" {
+		t.Errorf("server b's /metrics should show its open Redis connections, got %v", m)
 	}
 }

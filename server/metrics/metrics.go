@@ -104,6 +104,39 @@ func (m *Metrics) observedRTP() float64 {
 	return 0
 }
 
+// PoolStats is what the Redis client reports of its connection pool.
+type PoolStats struct {
+	Total, Idle, Waits, Timeouts uint32
+	Waited                       time.Duration
+}
+
+// WatchRedisPool exports the Redis client's connection pool, read at each
+// scrape: waits for a free connection show a pool too small for the load
+// before the latency of every operation does.
+func (m *Metrics) WatchRedisPool(stats func() PoolStats) {
+	gauge := func(name, help string, labels prometheus.Labels, v func(PoolStats) float64) {
+		m.names[name] = true
+		m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return v(stats()) }))
+	}
+	counter := func(name, help string, v func(PoolStats) float64) {
+		m.names[name] = true
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return v(stats()) }))
+	}
+	const conns = "keno_redis_pool_connections"
+	gauge(conns, "Connections of the Redis client's pool, by state.", prometheus.Labels{"state": "open"},
+		func(p PoolStats) float64 { return float64(p.Total) })
+	gauge(conns, "Connections of the Redis client's pool, by state.", prometheus.Labels{"state": "idle"},
+		func(p PoolStats) float64 { return float64(p.Idle) })
+	counter("keno_redis_pool_waits_total", "Redis commands that waited for a free pooled connection.",
+		func(p PoolStats) float64 { return float64(p.Waits) })
+	counter("keno_redis_pool_wait_seconds_total", "Time Redis commands spent waiting for a free pooled connection.",
+		func(p PoolStats) float64 { return p.Waited.Seconds() })
+	counter("keno_redis_pool_timeouts_total", "Redis commands that gave up waiting for a pooled connection.",
+		func(p PoolStats) float64 { return float64(p.Timeouts) })
+}
+
 // ObserveRedis records one wallet operation's latency and error.
 func (m *Metrics) ObserveRedis(op string, start time.Time, err error) {
 	m.RedisOp.WithLabelValues(op).Observe(time.Since(start).Seconds())
