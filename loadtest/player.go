@@ -134,6 +134,9 @@ func (p *player) run(ctx context.Context, deadline time.Time) {
 
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		think := time.Duration(p.rng.ExpFloat64() * float64(p.cfg.think))
+		if think >= time.Until(deadline) {
+			break // no ticket begins after the deadline
+		}
 		select {
 		case <-time.After(think):
 		case <-ctx.Done():
