@@ -59,7 +59,7 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 		// was tried: it made a collection's mark worker take one P in four
 		// rather than one in two, but four busy server threads then crowded
 		// out Redis's one on two cores; at 10 000 players confirm p99 was
-		// 50–284 ms over three runs, against 32–44 ms over four with two.
+		// 50–284 ms over three runs, against 32–44 ms over five with two.
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
 			stop()
