@@ -57,9 +57,10 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 			"-server-id", fmt.Sprintf("load-%d", i))
 		// GOMAXPROCS stays the runtime's own (the cores). Twice as many Ps
 		// was tried: it made a collection's mark worker take one P in four
-		// rather than one in two, but four busy server threads then crowded
-		// out Redis's one on two cores; at 10 000 players confirm p99 was
-		// 50–284 ms over three runs, against 32–44 ms over five with two.
+		// rather than one in two, but four busy server threads then crowd
+		// Redis's one on two cores; at 10 000 players confirm p99 was
+		// 50–284 ms in three runs of three, against 32–44 ms in five runs
+		// of seven with two (the other two, in a slow minute, ~155 ms).
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
 			stop()
