@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,9 @@ func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Sessio
 		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
 	s.lastSeen.Store(time.Now().Unix())
 	s.leaseSlot = int(h.connSeq.Add(1))
+	// Reads take no context (a cancellable one costs an AfterFunc per read);
+	// this one closes the connection when the session ends, which ends them.
+	context.AfterFunc(ctx, func() { conn.CloseNow() })
 	return s
 }
 
@@ -71,17 +75,19 @@ func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Sessio
 func (s *Session) run() {
 	defer s.cleanup()
 	for {
-		data, err := s.read()
+		frame, err := s.read()
 		if err != nil {
 			return
 		}
 		if ok, wait := s.local.Allow(time.Now()); !ok {
+			buffers.put(frame)
 			e := protocol.Errf(protocol.CodeRateLimited, "too many messages: slow down")
 			e.RetryMS = wait.Milliseconds() + 1
 			s.refuse("", e)
 			continue
 		}
-		req, perr := protocol.Decode(data)
+		req, perr := protocol.Decode(*frame)
+		buffers.put(frame) // decoding copied what it keeps
 		if perr != nil {
 			id := ""
 			if req != nil {
@@ -106,20 +112,45 @@ func (s *Session) run() {
 	}
 }
 
-// read waits for the next text frame. Silence beyond IdleTimeout ends the
-// connection (clients ping every 15 s): the hub's reaper checks lastSeen,
+// read waits for the next text frame and returns it in a lent buffer, to
+// give back once decoded. Silence beyond IdleTimeout ends the connection
+// (clients ping after 15 s of silence): the hub's reaper checks lastSeen,
 // which costs an idle player nothing, where a timer per read would.
-func (s *Session) read() ([]byte, error) {
+func (s *Session) read() (*[]byte, error) {
 	for {
-		typ, data, err := s.conn.Read(s.ctx)
+		typ, r, err := s.conn.Reader(context.Background()) // see newSession
 		if err != nil {
+			return nil, err
+		}
+		frame := buffers.get() // only once a frame has come: an idle reader holds none
+		*frame, err = readInto(*frame, r)
+		if err != nil {
+			buffers.put(frame)
 			return nil, err
 		}
 		s.lastSeen.Store(time.Now().Unix())
 		if typ == websocket.MessageText {
-			return data, nil
+			return frame, nil
 		}
+		buffers.put(frame)
 		s.refuse("", protocol.Errf(protocol.CodeBadRequest, "binary frames are not part of the protocol"))
+	}
+}
+
+// readInto appends all r yields to b: io.ReadAll, into a lent buffer.
+func readInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
 	}
 }
 
@@ -160,8 +191,8 @@ func (s *Session) cleanup() {
 // the blocked write; a session that ends closes the connection through
 // its pending read.
 func (s *Session) send(m *protocol.Message) bool {
-	buf := encodeBuffers.get()
-	defer encodeBuffers.put(buf)
+	buf := buffers.get()
+	defer buffers.put(buf)
 	b, err := protocol.AppendEncode((*buf)[:0], m)
 	*buf = b
 	if err != nil {
@@ -175,9 +206,9 @@ func (s *Session) send(m *protocol.Message) bool {
 	return true
 }
 
-// encodeBuffers: the library copies a message into its own buffer, so the
-// encoding buffer goes back at once.
-var encodeBuffers = newBufferPool(512)
+// buffers lends the frames read and the messages encoded (the library
+// copies a message into its own buffer, so that one goes back at once).
+var buffers = newBufferPool(512)
 
 // hold starts a burst: what the game goroutine sends is kept until it
 // lets go, which it does before anything that makes it wait.
