@@ -17,8 +17,13 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 	if isTimedReveal(m) && safeASCII(m.Game) && safeASCII(m.Color) && safeASCII(m.Effect) {
 		return appendReveal(dst, m), nil
 	}
-	b, err := json.Marshal(m)
-	return append(dst, b...), err
+	// An Encoder writes into dst where Marshal would return a new slice.
+	buf := bytes.NewBuffer(dst)
+	if err := json.NewEncoder(buf).Encode(m); err != nil {
+		return dst, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil // Encode ends with a newline; Marshal does not
 }
 
 // isTimedReveal: a reveal message with only the fields appendReveal writes.
