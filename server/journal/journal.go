@@ -18,6 +18,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
+	"strconv"
+	"sync"
 )
 
 // Entry is one sealed record as stored.
@@ -36,7 +39,10 @@ type Head struct {
 }
 
 // Sealer computes hashes and MACs with the operator's key.
-type Sealer struct{ key []byte }
+type Sealer struct {
+	key  []byte
+	macs sync.Pool // HMACs keyed with key, reused: every bet and payout seals an entry
+}
 
 // NewSealer returns a sealer for key (at least 16 bytes).
 func NewSealer(key []byte) (*Sealer, error) {
@@ -56,23 +62,43 @@ func (s *Sealer) Seal(head Head, kind string, payload any) (Entry, error) {
 	seq := head.Seq + 1
 	// Prefix the sequence and kind so they are covered by the hash and
 	// readable without decoding the payload.
-	data := fmt.Sprintf(`{"seq":%d,"kind":%q,"body":%s}`, seq, kind, body)
-	hash := chainHash(head.Hash, data)
-	return Entry{Seq: seq, Prev: head.Hash, Hash: hash, MAC: s.mac(hash), Data: data}, nil
+	b := make([]byte, 0, len(body)+len(kind)+40)
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, `,"kind":`...)
+	b = strconv.AppendQuote(b, kind)
+	b = append(b, `,"body":`...)
+	b = append(b, body...)
+	b = append(b, '}')
+	data := string(b)
+	chained := chainHash(head.Hash, data)
+	return Entry{Seq: seq, Prev: head.Hash, Hash: chained, MAC: s.mac(chained), Data: data}, nil
 }
+
+var hashers = sync.Pool{New: func() any { return sha256.New() }}
 
 func chainHash(prev, data string) string {
-	h := sha256.New()
-	h.Write([]byte(prev))
-	h.Write([]byte{'\n'})
-	h.Write([]byte(data))
-	return hex.EncodeToString(h.Sum(nil))
+	return hexSum(hashers.Get().(hash.Hash), &hashers, prev, "\n", data)
 }
 
-func (s *Sealer) mac(hash string) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(hash))
-	return hex.EncodeToString(m.Sum(nil))
+func (s *Sealer) mac(chained string) string {
+	m, _ := s.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, s.key)
+	}
+	return hexSum(m, &s.macs, chained)
+}
+
+// hexSum hashes parts with h, gives h back to pool and returns the sum in hex.
+func hexSum(h hash.Hash, pool *sync.Pool, parts ...string) string {
+	h.Reset()
+	for _, p := range parts {
+		h.Write([]byte(p))
+	}
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(h.Sum(sum[:0]))
+	pool.Put(h)
+	return out
 }
 
 // Problem is one defect found by Verify.
