@@ -409,19 +409,23 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	s.hub.register(s)
 	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
 
-	acct, lim, err := s.hub.store.Standing(ctx, player)
-	if err != nil {
-		return err
-	}
-	fair, err := s.hub.store.Fair(ctx, player)
-	if err != nil {
-		return err
-	}
-	// Looked up before the welcome, which lists them: a client that comes
-	// back knows at once which games it will see again, and that any other
-	// it awaited was settled meanwhile.
-	open, err := s.hub.store.OpenGames(ctx, player)
-	if err != nil {
+	// Three independent reads at once. The open games are looked up before
+	// the welcome, which lists them: a client that comes back knows at once
+	// which games it will see again, and that any other it awaited was
+	// settled meanwhile.
+	var (
+		wg                         sync.WaitGroup
+		acct                       wallet.Account
+		lim                        wallet.Limits
+		fair                       wallet.FairState
+		open                       []*wallet.GameState
+		standErr, fairErr, openErr error
+	)
+	wg.Go(func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
+	wg.Go(func() { fair, fairErr = s.hub.store.Fair(ctx, player) })
+	wg.Go(func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
+	wg.Wait()
+	if err := errors.Join(standErr, fairErr, openErr); err != nil {
 		return err
 	}
 	var refs []protocol.GameRef
