@@ -60,7 +60,7 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 		// rather than one in two, but four busy server threads then crowd
 		// Redis's one on two cores; at 10 000 players confirm p99 was
 		// 50–284 ms in three runs of three, against 32–44 ms in six runs
-		// of nine with two (the other three, in slow minutes, 154–165 ms).
+		// of ten with two (the other four, in a slow hour, 101–165 ms).
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
 			stop()
