@@ -59,8 +59,8 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 		// was tried: it made a collection's mark worker take one P in four
 		// rather than one in two, but four busy server threads then crowd
 		// Redis's one on two cores; at 10 000 players confirm p99 was
-		// 50–284 ms in three runs of three, against 32–44 ms in six runs
-		// of ten with two (the other four, in a slow hour, 101–165 ms).
+		// 50–284 ms in three runs of three, against 32–44 ms in seven runs
+		// of eleven with two (the other four, in a slow hour, 101–165 ms).
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
 			stop()
