@@ -49,7 +49,9 @@ func NewSealer(key []byte) (*Sealer, error) {
 	if len(key) < 16 {
 		return nil, fmt.Errorf("journal: seal key must be at least 16 bytes, got %d", len(key))
 	}
-	return &Sealer{key: append([]byte(nil), key...)}, nil
+	s := &Sealer{key: append([]byte(nil), key...)}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s, nil
 }
 
 // Seal builds the next entry after head for a payload. The payload is
@@ -82,11 +84,7 @@ func chainHash(prev, data string) string {
 }
 
 func (s *Sealer) mac(chained string) string {
-	m, _ := s.macs.Get().(hash.Hash)
-	if m == nil {
-		m = hmac.New(sha256.New, s.key)
-	}
-	return hexSum(m, &s.macs, chained)
+	return hexSum(s.macs.Get().(hash.Hash), &s.macs, chained)
 }
 
 // hexSum hashes parts with h, gives h back to pool and returns the sum in hex.

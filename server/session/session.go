@@ -1,10 +1,10 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +123,9 @@ func (s *Session) read() (*[]byte, error) {
 			return nil, err
 		}
 		frame := buffers.get() // only once a frame has come: an idle reader holds none
-		*frame, err = readInto(*frame, r)
+		buf := bytes.NewBuffer(*frame)
+		_, err = buf.ReadFrom(r)
+		*frame = buf.Bytes()
 		if err != nil {
 			buffers.put(frame)
 			return nil, err
@@ -134,23 +136,6 @@ func (s *Session) read() (*[]byte, error) {
 		}
 		buffers.put(frame)
 		s.refuse("", protocol.Errf(protocol.CodeBadRequest, "binary frames are not part of the protocol"))
-	}
-}
-
-// readInto appends all r yields to b: io.ReadAll, into a lent buffer.
-func readInto(b []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
 	}
 }
 
@@ -188,8 +173,8 @@ func (s *Session) cleanup() {
 // that can end it (each would cost an allocation per message, and the
 // reveal is most of the traffic): a client that stops reading fills its
 // socket buffers, stops sending too, and the reaper closes it, which ends
-// the blocked write; a session that ends closes the connection through
-// its pending read.
+// the blocked write; a session that ends closes the connection (see
+// newSession), which ends a blocked write too.
 func (s *Session) send(m *protocol.Message) bool {
 	buf := buffers.get()
 	defer buffers.put(buf)

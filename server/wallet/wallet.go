@@ -470,10 +470,13 @@ func (s *Store) queueLimits(ctx context.Context, pipe redis.Pipeliner, k keys) f
 	l := pipe.HGetAll(ctx, k.limits())
 	lost := pipe.Get(ctx, k.loss(now))
 	deps := pipe.ZRangeByScore(ctx, k.deposits(), &redis.ZRangeBy{Min: strconv.FormatInt(now.Add(-7*24*time.Hour).UnixMilli(), 10), Max: "+inf"})
-	return func() Limits { return s.parseLimits(now, l.Val(), lost, deps.Val()) }
+	return func() Limits {
+		lostToday, _ := lost.Int64()
+		return s.parseLimits(now, l.Val(), lostToday, deps.Val())
+	}
 }
 
-func (s *Store) parseLimits(now time.Time, m map[string]string, lost *redis.StringCmd, deposits []string) Limits {
+func (s *Store) parseLimits(now time.Time, m map[string]string, lostToday int64, deposits []string) Limits {
 	get := func(f string, def int64) int64 {
 		if v, ok := m[f]; ok {
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -494,7 +497,7 @@ func (s *Store) parseLimits(now time.Time, m map[string]string, lost *redis.Stri
 	if out.LossLimitAt != 0 && out.LossLimitAt <= nowMS {
 		out.LossLimit, out.LossLimitPending, out.LossLimitAt = out.LossLimitPending, 0, 0
 	}
-	out.LostToday, _ = lost.Int64()
+	out.LostToday = lostToday
 	for _, m := range deposits {
 		if i := strings.LastIndexByte(m, ':'); i >= 0 {
 			n, _ := strconv.ParseInt(m[i+1:], 10, 64)
