@@ -2,7 +2,9 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"keno/engine"
 	"keno/protocol"
@@ -46,6 +48,100 @@ func TestProvablyFairAfterRotation(t *testing.T) {
 			t.Fatalf("detail result %+v", det.Result)
 		}
 	}
+}
+
+// A ticket summarised before the seeds change is dealt from the new ones:
+// never from a seed already revealed, and with the client seed in force.
+func TestSeedsChangedBeforeConfirm(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.player("late", 1_000)
+	ctx := ctxT(t)
+	sum, err := c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 5, 10, 15)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rot, err := c.Request(ctx, &protocol.Request{Type: protocol.TRotateSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Request(ctx, &protocol.Request{Type: protocol.TClientSeed, Seed: "chosen-after-summary"}); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Follow(ctx, protocol.Strategy{}); err != nil {
+		t.Fatal(err)
+	}
+	ref := acc.Games[0]
+	old, _ := engine.DecodeSeed(rot.Fair.Revealed)
+	if ref.Commit != rot.Fair.Commit || ref.Commit == engine.SeedCommitment(old) || ref.Nonce != 1 {
+		t.Fatalf("dealt from %s nonce %d; the new seed is %s", ref.Commit, ref.Nonce, rot.Fair.Commit)
+	}
+	d, err := c.Request(ctx, &protocol.Request{Type: protocol.TGame, Game: ref.Game})
+	if err != nil || d.Detail.Fair.ClientSeed != "chosen-after-summary" {
+		t.Fatalf("detail %+v %v", d, err)
+	}
+}
+
+// Recovery entries are written when a ticket is summarised (confirming is
+// then one round trip); those of tickets never confirmed go away when the
+// ticket is replaced or the player leaves, those of games once settled.
+func TestUnconfirmedTicketsLeaveNoRecoveryEntries(t *testing.T) {
+	ts := startServer(t, nil)
+	c := ts.player("shy", 1_000)
+	ctx := ctxT(t)
+	entries := func() int {
+		m, err := ts.app.Redis.ZRange(ctx, "keno:open", 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range m {
+			if strings.HasPrefix(e, "shy/") {
+				n++
+			}
+		}
+		return n
+	}
+	eventually := func(want int, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for entries() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d recovery entries, want %d", what, entries(), want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ticket := func(grids int) string {
+		gs := make([]protocol.Grid, grids)
+		for i := range gs {
+			gs[i] = grid(50, 1, 2, 3)
+		}
+		sum, err := c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: gs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.Ticket
+	}
+	ticket(3)
+	if n := entries(); n != 3 {
+		t.Fatalf("a summarised ticket of 3 grids: %d entries", n)
+	}
+	id := ticket(2) // replaces the first
+	eventually(2, "after replacing a ticket")
+	if _, err := c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Follow(ctx, protocol.Strategy{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(0, "after the games settled")
+	ticket(1)
+	c.CloseNow()
+	eventually(0, "after leaving with a ticket unconfirmed")
 }
 
 func TestHistoryAndReplay(t *testing.T) {

@@ -1,13 +1,13 @@
 package app
 
 import (
-	"github.com/go-redis/redis_rate/v10"
 	"strings"
 	"testing"
 	"time"
 
 	"keno/engine"
 	"keno/protocol"
+	"keno/server/wallet"
 )
 
 // Bad input gets a typed error, changes nothing, and never kills the session.
@@ -168,7 +168,7 @@ func TestMoneyRefusals(t *testing.T) {
 }
 
 func TestRateLimits(t *testing.T) {
-	ts := startServer(t, nil, func(c *Config) { c.Limits.BetsPerPlayer = redis_rate.Limit{Rate: 2, Burst: 3, Period: time.Second} })
+	ts := startServer(t, nil, func(c *Config) { c.Wallet.BetRate = wallet.Rate{PerSecond: 2, Burst: 3} })
 	ctx := ctxT(t)
 	c := ts.player("flood", 10_000)
 	// A message flood: refused with retry advice, then the connection is cut.

@@ -1,7 +1,8 @@
 // Package ratelimit applies GCRA rate limits: shared ones in Redis through
-// redis_rate (bets per player, connection attempts per IP and per player —
-// any server sees the same budget), and a local one for the messages of a
-// single connection, which only its own server ever sees.
+// redis_rate (connection attempts per IP and per player — any server sees
+// the same budget), and a local one for the messages of a single
+// connection, which only its own server ever sees. (Bets per player are
+// limited by the bet script itself, in the same round trip: wallet.Rate.)
 package ratelimit
 
 import (
@@ -14,7 +15,6 @@ import (
 
 // Rules are the shared limits.
 type Rules struct {
-	BetsPerPlayer  redis_rate.Limit
 	ConnectsPerIP  redis_rate.Limit
 	ConnectsPerPID redis_rate.Limit
 }
@@ -22,7 +22,6 @@ type Rules struct {
 // DefaultRules are generous for people and tight for scripts.
 func DefaultRules() Rules {
 	return Rules{
-		BetsPerPlayer:  redis_rate.Limit{Rate: 5, Burst: 10, Period: time.Second},
 		ConnectsPerIP:  redis_rate.Limit{Rate: 30, Burst: 60, Period: time.Second},
 		ConnectsPerPID: redis_rate.Limit{Rate: 5, Burst: 10, Period: time.Second},
 	}
@@ -51,9 +50,6 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit redis_rate.Limit)
 	}
 	return res.Allowed > 0, res.RetryAfter, nil
 }
-
-// Bet is the key for a player's bets.
-func Bet(player string) string { return "bet:{p:" + player + "}" }
 
 // ConnectIP is the key for connection attempts from an address.
 func ConnectIP(ip string) string { return "conn-ip:" + ip }

@@ -32,13 +32,13 @@ func TestSharedLimitAcrossClients(t *testing.T) {
 	a, b := New(srv.Client(), DefaultRules()), New(srv.Client(), DefaultRules())
 	lim := redis_rate.Limit{Rate: 2, Burst: 2, Period: time.Minute}
 	ctx := context.Background()
-	okA, _, _ := a.Allow(ctx, Bet("zoe"), lim)
-	okB, _, _ := b.Allow(ctx, Bet("zoe"), lim)
-	okA2, retry, err := a.Allow(ctx, Bet("zoe"), lim)
+	okA, _, _ := a.Allow(ctx, ConnectPlayer("zoe"), lim)
+	okB, _, _ := b.Allow(ctx, ConnectPlayer("zoe"), lim)
+	okA2, retry, err := a.Allow(ctx, ConnectPlayer("zoe"), lim)
 	if err != nil || !okA || !okB || okA2 || retry <= 0 {
 		t.Fatalf("two servers share one budget: %v %v %v retry=%v err=%v", okA, okB, okA2, retry, err)
 	}
-	if ok, _, _ := a.Allow(ctx, Bet("other"), lim); !ok {
+	if ok, _, _ := a.Allow(ctx, ConnectPlayer("other"), lim); !ok {
 		t.Fatal("another player's budget was used")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"keno/engine"
 	"keno/protocol"
 	"keno/server/metrics"
-	"keno/server/ratelimit"
 	"keno/server/wallet"
 )
 
@@ -44,6 +44,14 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 }
 
 // summarise stores the ticket for confirmation and shows it with warnings.
+//
+// It also does now what the bet needs done before it and what does not
+// depend on the player's decision, so that confirming is one round trip:
+// it reserves the provably fair nonces (a ticket never confirmed simply
+// skips them), and writes the recovery-index entries of its games (before
+// the debit, so that a crash right after it still leaves the games
+// findable by any server; the sweeper drops entries whose bet never
+// landed once the player has gone).
 func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) error {
 	var total int64
 	out := make([]protocol.GridSummary, len(grids))
@@ -51,8 +59,26 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		total += g.stake
 		out[i] = protocol.GridSummary{Picks: g.picks, Stake: g.stake, Quick: g.quick}
 	}
-	acct, lim, err := s.hub.store.Standing(ctx, s.player)
-	if err != nil {
+	t := &pendingTicket{id: newID(), grids: grids, ids: make([]string, len(grids))}
+	for i := range t.ids {
+		t.ids[i] = t.id + "-" + strconv.Itoa(i)
+	}
+	var (
+		wg                        sync.WaitGroup
+		acct                      wallet.Account
+		lim                       wallet.Limits
+		standErr, seedErr, idxErr error
+	)
+	wg.Go(func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
+	wg.Go(func() { seedErr = s.reserve(ctx, t) })
+	wg.Go(func() {
+		idxErr = retryTransient(ctx, func() error {
+			return s.hub.store.IndexOpen(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
+		})
+	})
+	wg.Wait()
+	if err := errors.Join(standErr, seedErr, idxErr); err != nil {
+		s.dropIndex(t)
 		return err
 	}
 	var warnings []string
@@ -68,12 +94,47 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	if lim.ExcludedUntil > time.Now().UnixMilli() {
 		warnings = append(warnings, "self_excluded: you have excluded yourself from play")
 	}
-	t := &pendingTicket{id: newID(), grids: grids}
 	s.mu.Lock()
+	old := s.pending
 	s.pending = t
 	s.mu.Unlock()
+	if old != nil {
+		s.dropIndex(old)
+	}
 	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &acct.Balance, Warnings: warnings})
 	return nil
+}
+
+// reserve takes the nonces of t's games on the player's current seeds.
+func (s *Session) reserve(ctx context.Context, t *pendingTicket) error {
+	return retryTransient(ctx, func() (err error) {
+		t0 := time.Now()
+		t.seed, t.client, t.first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
+		s.hub.metrics.ObserveRedis("seeds", t0, err)
+		return err
+	})
+}
+
+// dropIndex removes the recovery entries of a ticket that will not be
+// confirmed — unless a confirmation went unanswered, which may have landed.
+func (s *Session) dropIndex(t *pendingTicket) {
+	if t.unsure {
+		return
+	}
+	for _, id := range t.ids {
+		s.hub.unindexLater(s.player, id)
+	}
+}
+
+// reseed makes a ticket awaiting confirmation take its nonces again when
+// the seeds change (a rotated seed is revealed: no game may be dealt from
+// it), as it would have if built afterwards.
+func (s *Session) reseed() {
+	s.mu.Lock()
+	if s.pending != nil {
+		s.pending.seed = nil
+	}
+	s.mu.Unlock()
 }
 
 func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
@@ -87,68 +148,26 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if playing {
 		return protocol.Errf(protocol.CodeNotYourTurn, "a ticket is still in play; confirm when it is over")
 	}
-	// Three independent round trips at once — the bet rate limit, the
-	// provably fair seed and nonces, the recovery-index entries (written
-	// before the debit, so that a crash right after it still leaves the
-	// games findable by any server) — then the bet itself.
-	ids := make([]string, len(t.grids))
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s-%d", t.id, i)
-	}
-	now := time.Now()
-	var (
-		wg                      sync.WaitGroup
-		allowed                 bool
-		retry                   time.Duration
-		seed                    []byte
-		client                  string
-		first                   uint64
-		limErr, seedErr, idxErr error
-	)
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		allowed, retry, limErr = s.hub.limiter.Allow(ctx, ratelimit.Bet(s.player), s.hub.limiter.Rules.BetsPerPlayer)
-	}()
-	go func() {
-		defer wg.Done()
-		seedErr = retryTransient(ctx, func() (err error) {
-			t0 := time.Now()
-			seed, client, first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
-			s.hub.metrics.ObserveRedis("seeds", t0, err)
-			return err
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		idxErr = retryTransient(ctx, func() error { return s.hub.store.IndexOpen(ctx, s.player, ids, now.Add(s.hub.cfg.Grace)) })
-	}()
-	wg.Wait()
-	if err := errors.Join(limErr, seedErr, idxErr); err != nil || !allowed {
-		for _, id := range ids { // no bet will follow: the entries go (nonces are simply skipped)
-			s.hub.unindexLater(s.player, id)
-		}
-		if err != nil {
+	if t.seed == nil {
+		if err := s.reserve(ctx, t); err != nil {
 			return err
 		}
-		s.hub.metrics.Refusals.WithLabelValues(protocol.CodeRateLimited, "bets").Inc()
-		e := protocol.Errf(protocol.CodeRateLimited, "too many bets: wait a moment")
-		e.RetryMS = retry.Milliseconds() + 1
-		return e
 	}
 
 	// Fix every outcome now, from the committed seed: nothing random later.
-	commit := engine.SeedCommitment(seed)
+	now := time.Now()
+	commit := engine.SeedCommitment(t.seed)
 	tk := wallet.Ticket{ID: t.id}
 	for i, g := range t.grids {
-		nonce := first + uint64(i)
-		o, err := s.hub.table.Deal(engine.NewFairSource(seed, client, nonce), g.picks, g.stake)
+		nonce := t.first + uint64(i)
+		o, err := s.hub.table.Deal(engine.NewFairSource(t.seed, t.client, nonce), g.picks, g.stake)
 		if err != nil {
 			return err
 		}
-		tk.Games = append(tk.Games, wallet.GameRecord{ID: ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
-			Player: s.player, Created: now.UnixMilli(), Fair: wallet.Fairness{Commit: commit, ClientSeed: client, Nonce: nonce}, Outcome: o})
+		tk.Games = append(tk.Games, wallet.GameRecord{ID: t.ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
+			Player: s.player, Created: now.UnixMilli(), Fair: wallet.Fairness{Commit: commit, ClientSeed: t.client, Nonce: nonce}, Outcome: o})
 	}
+	// One round trip: the bet script checks the bet rate and every limit.
 	// Retried with the same ticket id: a bet that landed although its reply
 	// was lost answers "dup" the second time, and is played.
 	var balance int64
@@ -159,13 +178,11 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		return err
 	})
 	if err != nil {
-		// A refused bet left nothing behind; an unanswered one may have
-		// landed, so its recovery entries stay (the sweeper drops them if
-		// no game exists).
-		if we := (*wallet.Error)(nil); errors.As(err, &we) {
-			for _, id := range ids {
-				s.hub.unindexLater(s.player, id)
-			}
+		// A refused bet left nothing behind: the ticket awaits another
+		// confirmation. An unanswered one may have landed, so its
+		// recovery entries must stay.
+		if we := (*wallet.Error)(nil); !errors.As(err, &we) {
+			t.unsure = true
 		}
 		return err
 	}
@@ -320,6 +337,7 @@ func (s *Session) clientSeed(ctx context.Context, req *protocol.Request) error {
 	if err := s.hub.store.SetClientSeed(ctx, s.player, req.Seed); err != nil {
 		return err
 	}
+	s.reseed()
 	f, err := s.hub.store.Fair(ctx, s.player)
 	if err != nil {
 		return err
@@ -335,6 +353,7 @@ func (s *Session) rotateSeed(ctx context.Context, req *protocol.Request) error {
 	} else if len(open) > 0 {
 		return protocol.Errf(protocol.CodeNotYourTurn, "finish the game in play before rotating the seed")
 	}
+	s.reseed() // before: a confirmation must not deal from the seed about to be revealed
 	revealed, games, commit, err := s.hub.store.RotateSeed(ctx, s.player)
 	if err != nil {
 		return err

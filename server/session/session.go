@@ -54,9 +54,19 @@ type gridSpec struct {
 	quick bool
 }
 
+// pendingTicket is used by the request handlers only, which run one at a
+// time.
 type pendingTicket struct {
 	id    string
 	grids []gridSpec
+	ids   []string // its games', indexed for recovery at once
+
+	// Reserved provably fair inputs; seed is nil until (re)reserved.
+	seed   []byte
+	client string
+	first  uint64
+
+	unsure bool // a confirmation went unanswered: the bet may have landed
 }
 
 func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Session {
@@ -145,7 +155,11 @@ func (s *Session) cleanup() {
 	s.mu.Lock()
 	playing := s.playing
 	replaced := s.replaced
+	pending := s.pending
 	s.mu.Unlock()
+	if pending != nil {
+		s.dropIndex(pending)
+	}
 	if playing != nil {
 		<-playing
 	}
@@ -344,6 +358,9 @@ func walletError(we *wallet.Error) *protocol.Error {
 		default:
 			e.Message = "A limit was reached."
 		}
+	case "rate_limited":
+		e.Message = "Too many bets: wait a moment."
+		e.RetryMS = we.Retry.Milliseconds() + 1
 	case "fenced":
 		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
 	case "no_game":

@@ -61,7 +61,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	}
 	k := keysOf(player)
 	now := s.Now()
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open()}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate()}
 	var games []any
 	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
 	for i, g := range t.Games {
@@ -73,6 +73,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		keys = append(keys, k.game(g.ID))
 		games = append(games, g.ID, rec)
 	}
+	interval, tolerance := s.cfg.BetRate.gcra()
 	payload := struct {
 		Ticket string            `json:"ticket"`
 		Total  int64             `json:"total"`
@@ -80,7 +81,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	}{t.ID, t.Total(), recs}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
-			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds())}
+			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds()), interval.Milliseconds(), tolerance.Milliseconds()}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})

@@ -38,6 +38,24 @@ type Config struct {
 	// lose an acknowledged bet or payout. 0 with no replicas.
 	ReplicaAcks    int
 	ReplicaTimeout time.Duration
+	BetRate        Rate // bets per player; checked by the bet itself
+}
+
+// Rate is PerSecond events a second on average, Burst at once; a zero
+// PerSecond sets no limit.
+type Rate struct {
+	PerSecond float64
+	Burst     int
+}
+
+// gcra is the rate as the generic cell rate algorithm uses it: the interval
+// between events and how far ahead of it a burst may run.
+func (r Rate) gcra() (interval, tolerance time.Duration) {
+	if r.PerSecond <= 0 {
+		return 0, 0
+	}
+	interval = max(time.Millisecond, time.Duration(float64(time.Second)/r.PerSecond))
+	return interval, interval * time.Duration(max(r.Burst, 1)-1)
 }
 
 // DefaultConfig is the production policy.
@@ -49,6 +67,7 @@ func DefaultConfig() Config {
 		OpTTL:             7 * 24 * time.Hour,
 		History:           31 * 24 * time.Hour,
 		ReplicaTimeout:    500 * time.Millisecond,
+		BetRate:           Rate{PerSecond: 5, Burst: 10}, // generous for people, tight for scripts
 	}
 }
 
@@ -124,10 +143,11 @@ func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {
 
 // Error is a refusal with a machine-readable code.
 type Error struct {
-	Code      string // insufficient_funds, limit_reached, fenced, no_game, settled, already_chosen, bad_request
-	Reason    string // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded
-	Limit     int64  // the limit in force (cents, or a time in ms for self_excluded)
-	Available int64  // what could still pass: balance, or room left under the limit
+	Code      string        // insufficient_funds, limit_reached, rate_limited, fenced, no_game, settled, already_chosen, bad_request
+	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded
+	Limit     int64         // the limit in force (cents, or a time in ms for self_excluded)
+	Available int64         // what could still pass: balance, or room left under the limit
+	Retry     time.Duration // for rate_limited: when the next attempt may pass
 }
 
 func (e *Error) Error() string {
@@ -150,6 +170,7 @@ func (e *Error) Is(target error) bool {
 var (
 	ErrInsufficientFunds = &Error{Code: "insufficient_funds"}
 	ErrLimit             = &Error{Code: "limit_reached"}
+	ErrRateLimited       = &Error{Code: "rate_limited"}
 	ErrFenced            = &Error{Code: "fenced"}
 	ErrNoGame            = &Error{Code: "no_game"}
 	ErrSettled           = &Error{Code: "settled"}
@@ -233,6 +254,7 @@ func (k keys) open() string            { return k.tag + ":open" }
 func (k keys) owner() string           { return k.tag + ":owner" }
 func (k keys) fence() string           { return k.tag + ":fence" }
 func (k keys) fair() string            { return k.tag + ":fair" }
+func (k keys) betRate() string         { return k.tag + ":betrate" }
 func (k keys) game(id string) string   { return k.tag + ":game:" + id }
 func (k keys) loss(t time.Time) string { return k.tag + ":loss:" + t.UTC().Format("20060102") }
 
@@ -278,6 +300,8 @@ func replyError(r []any) error {
 		e.Available = num(r, 2)
 	case "limit_reached":
 		e.Reason, e.Limit, e.Available = str(r, 2), num(r, 3), num(r, 4)
+	case "rate_limited":
+		e.Reason, e.Retry = str(r, 2), time.Duration(num(r, 3))*time.Millisecond
 	}
 	return e
 }

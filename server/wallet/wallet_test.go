@@ -18,6 +18,7 @@ var testKey = []byte("test-seal-key-0123456789abcdef")
 
 func newStore(t testing.TB, rdb redis.UniversalClient) *Store {
 	cfg := DefaultConfig()
+	cfg.BetRate = Rate{} // the tests bet faster than people; TestBetRate sets one
 	s, err := New(rdb, testKey, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,46 @@ func TestDepositWithdrawIdempotent(t *testing.T) {
 		}
 		if _, err := s.Deposit(ctx, "al}ice", "x", 10); err != ErrBadPlayer {
 			t.Errorf("bad player id accepted: %v", err)
+		}
+	})
+}
+
+// The bet rate is held by the bet itself: refusals say when to retry,
+// spend nothing, and a retried bet that landed is not counted twice.
+func TestBetRate(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		s.Now = func() time.Time { return now }
+		s.cfg.BetRate = Rate{PerSecond: 2, Burst: 3}
+		s.Deposit(ctx, "rita", "d", 10_000)
+		fence, _ := s.Claim(ctx, "rita", time.Minute)
+		for i := range 3 {
+			tk := ticket(t, "rita", fmt.Sprint("b", i), 1, 100)
+			if _, _, err := s.PlaceBet(ctx, "rita", fence, tk); err != nil {
+				t.Fatalf("bet %d of the burst: %v", i, err)
+			}
+			if _, dup, err := s.PlaceBet(ctx, "rita", fence, tk); err != nil || !dup {
+				t.Fatalf("retried bet %d: dup=%v %v", i, dup, err)
+			}
+		}
+		_, _, err := s.PlaceBet(ctx, "rita", fence, ticket(t, "rita", "b3", 1, 100))
+		var we *Error
+		if !errors.As(err, &we) || !errors.Is(err, ErrRateLimited) || we.Retry <= 0 || we.Retry > 500*time.Millisecond {
+			t.Fatalf("fourth bet at once: %v", err)
+		}
+		if a, _ := s.Account(ctx, "rita"); a.Balance != 10_000-300 {
+			t.Fatalf("a refused bet moved money: balance %d", a.Balance)
+		}
+		now = now.Add(we.Retry)
+		if _, _, err := s.PlaceBet(ctx, "rita", fence, ticket(t, "rita", "b3", 1, 100)); err != nil {
+			t.Fatalf("after the advised wait: %v", err)
+		}
+		// Another player's budget is their own.
+		s.Deposit(ctx, "sam", "d", 1_000)
+		fs, _ := s.Claim(ctx, "sam", time.Minute)
+		if _, _, err := s.PlaceBet(ctx, "sam", fs, ticket(t, "sam", "s", 1, 100)); err != nil {
+			t.Fatalf("another player: %v", err)
 		}
 	})
 }

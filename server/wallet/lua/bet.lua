@@ -1,20 +1,34 @@
 -- Accepts a ticket of 1..5 games: checks every limit, debits the total,
 -- records each game with its full outcome and seals it, all at once.
--- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, game keys…
+-- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms), op ttl(s),
+--       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       journal(5), then per game: game id, record (JSON)
-local acct, limits, op, jkey, lkey, hist, loss, owner, open =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local dayttl, cutoff, opttl = ARGV[5], ARGV[6], ARGV[7]
-local j = journal_args(8)
-local first = 13
+local interval, tolerance = tonumber(ARGV[8]), tonumber(ARGV[9])
+local j = journal_args(10)
+local first = 15
+local nkeys = 10
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
 local a = account(acct)
 local bad = fenced(owner, fence) or journal_moved(a, j.prev)
 if bad then return bad end
+
+-- The bet rate (GCRA), checked here rather than in a round trip of its
+-- own; after the replay and fence checks, so that neither a retried bet
+-- nor a stale attempt spends the budget. Like any limiter, an attempt that
+-- passes spends it even if a check below refuses the bet.
+if interval > 0 then
+  local tat = math.max(tonumber(redis.call('GET', rate) or '0'), now)
+  local wait = tat - now - tolerance
+  if wait > 0 then return {'err', 'rate_limited', 'bets', tostring(wait)} end
+  redis.call('SET', rate, tat + interval, 'PX', tat + interval - now)
+end
 
 local excluded = redis.call('HGET', limits, 'excluded_until')
 if excluded and tonumber(excluded) > now then
@@ -43,7 +57,7 @@ local n = 0
 for i = first, #ARGV, 2 do
   n = n + 1
   local gid = ARGV[i]
-  redis.call('HSET', KEYS[9 + n], 'rec', ARGV[i + 1], 'status', 'open', 'created', now)
+  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'status', 'open', 'created', now)
   redis.call('ZADD', hist, now + n, gid)
   redis.call('SADD', open, gid)
 end
