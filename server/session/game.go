@@ -33,7 +33,7 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 	s.mu.Lock()
 	s.playing = done
 	s.mu.Unlock()
-	go func() {
+	s.hub.warm.Go(func() {
 		s.hold()
 		defer func() {
 			s.letGo()
@@ -54,7 +54,7 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 				ticketWin = 0
 			}
 		}
-	}()
+	})
 }
 
 // pacer schedules timed messages from a start instant; an instant pacer

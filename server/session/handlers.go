@@ -69,9 +69,9 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		lim                       wallet.Limits
 		standErr, seedErr, idxErr error
 	)
-	wg.Go(func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
-	wg.Go(func() { seedErr = s.reserve(ctx, t) })
-	wg.Go(func() {
+	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
+	s.hub.warm.Join(&wg, func() { seedErr = s.reserve(ctx, t) })
+	s.hub.warm.Join(&wg, func() {
 		idxErr = retryTransient(ctx, func() error {
 			return s.hub.store.IndexOpen(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
 		})

@@ -85,13 +85,14 @@ type Hub struct {
 	wg       sync.WaitGroup      // running sessions
 	connSeq  atomic.Int64        // numbers connections, to spread lease renewals
 	settledQ chan wallet.DueGame // settled games to drop from the recovery index
+	warm     *warmPool           // runs requests and games (warm.go)
 }
 
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
 	return &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
 		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
-		settledQ: make(chan wallet.DueGame, 8192)}
+		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
 }
 
 // Config returns the session configuration.

@@ -110,14 +110,14 @@ func (s *Session) run() {
 			s.refuse(req.ID, protocol.Errf(protocol.CodeUnauthorized, "send hello with your token first"))
 			continue
 		}
-		// Handled on a goroutine of its own, in turn: the deep stack that
-		// Redis calls need goes away with it, and this reader, which idles
-		// for most of a player's life, keeps a small one.
+		// Handled on another goroutine, in turn: the deep stack that Redis
+		// calls need stays with the pool's goroutines, and this reader,
+		// which idles for most of a player's life, keeps a small one.
 		done := make(chan struct{})
-		go func() {
+		s.hub.warm.Go(func() {
 			defer close(done)
 			s.handle(req)
-		}()
+		})
 		<-done
 	}
 }
@@ -423,9 +423,9 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		open                       []*wallet.GameState
 		standErr, fairErr, openErr error
 	)
-	wg.Go(func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
-	wg.Go(func() { fair, fairErr = s.hub.store.Fair(ctx, player) })
-	wg.Go(func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
+	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
+	s.hub.warm.Join(&wg, func() { fair, fairErr = s.hub.store.Fair(ctx, player) })
+	s.hub.warm.Join(&wg, func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
 	wg.Wait()
 	if err := errors.Join(standErr, fairErr, openErr); err != nil {
 		return err
