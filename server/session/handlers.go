@@ -61,7 +61,7 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	}
 	t := &pendingTicket{id: newID(), grids: grids, ids: make([]string, len(grids))}
 	for i := range t.ids {
-		t.ids[i] = t.id + "-" + strconv.Itoa(i)
+		t.ids[i] = gameID(t.id, i)
 	}
 	var (
 		wg                        sync.WaitGroup
@@ -104,6 +104,9 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &acct.Balance, Warnings: warnings})
 	return nil
 }
+
+// gameID names the i-th game of a ticket.
+func gameID(ticket string, i int) string { return ticket + "-" + strconv.Itoa(i) }
 
 // reserve takes the nonces of t's games on the player's current seeds.
 func (s *Session) reserve(ctx context.Context, t *pendingTicket) error {
@@ -222,7 +225,7 @@ func (s *Session) replay(ctx context.Context, req *protocol.Request) error {
 				return protocol.Errf(protocol.CodeNoSuchGame, "you have no bet to replay yet")
 			}
 			for i := 0; i < hist[0].Grids; i++ {
-				g, err := s.hub.store.Game(ctx, s.player, fmt.Sprintf("%s-%d", hist[0].Ticket, i))
+				g, err := s.hub.store.Game(ctx, s.player, gameID(hist[0].Ticket, i))
 				if err != nil {
 					return err
 				}
