@@ -19,12 +19,27 @@ func AppendEncode(dst []byte, m *Message) ([]byte, error) {
 	}
 	// An Encoder writes into dst where Marshal would return a new slice.
 	buf := bytes.NewBuffer(dst)
-	if err := json.NewEncoder(buf).Encode(m); err != nil {
+	var v any = m
+	if m.Type == TSettled || m.Type == TTicketDone {
+		v = withWin{(*plain)(m), m.Win}
+	}
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		return dst, err
 	}
 	b := buf.Bytes()
 	return b[:len(b)-1], nil // Encode ends with a newline; Marshal does not
 }
+
+// plain is Message without its methods; withWin is one with "win" always
+// written, 0 included: a settlement or a ticket's end states its win, so a
+// client never has to read a missing field as "nothing won".
+type (
+	plain   Message
+	withWin struct {
+		*plain
+		Win int64 `json:"win"` // shadows the embedded omitempty one
+	}
+)
 
 // isTimedReveal: a reveal message with only the fields appendReveal writes.
 func isTimedReveal(m *Message) bool {

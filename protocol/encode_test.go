@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -108,5 +109,22 @@ func BenchmarkDecodeNumber(b *testing.B) {
 	var m Message
 	for b.Loop() {
 		DecodeMessage(data, &m)
+	}
+}
+
+// A settlement and a ticket's end always state their win, 0 included.
+func TestWinAlwaysSent(t *testing.T) {
+	for _, typ := range []string{TSettled, TTicketDone} {
+		b, err := Encode(&Message{Type: typ, Game: "g", Win: 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(`"win":0`)) || bytes.Count(b, []byte(`"win"`)) != 1 {
+			t.Errorf("%s: %s", typ, b)
+		}
+		b, _ = Encode(&Message{Type: typ, Win: 250})
+		if !bytes.Contains(b, []byte(`"win":250`)) || bytes.Count(b, []byte(`"win"`)) != 1 {
+			t.Errorf("%s: %s", typ, b)
+		}
 	}
 }

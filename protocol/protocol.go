@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Version is the protocol version this package speaks; Versions lists the
@@ -101,30 +103,49 @@ type Request struct {
 const (
 	MaxGrids = 5
 	MaxID    = 64
+	// MaxAmount bounds every amount and money limit a request may carry
+	// (1 000 000 €): far above any real deposit, far below where integer
+	// arithmetic anywhere (Lua's doubles included) could lose a cent.
+	MaxAmount = 100_000_000
 )
 
 // Decode parses one frame into a request and checks its shape: known type,
 // an id, the fields that type needs. It never panics on any input.
+//
+// Decoding is strict (the JSON v2 rules): field names match exactly (no
+// "TYPE" for "type"), a name given twice, unknown fields, trailing bytes
+// after the object, invalid UTF-8, and numbers that are not integers
+// where integers are wanted (100.5, 1e2, "100") are all refused. Even a
+// refused request's error carries its id when one can be read (IDOf).
 func Decode(frame []byte) (*Request, *Error) {
 	if len(frame) > MaxFrame {
-		return nil, Errf(CodeTooLarge, "frame of %d bytes exceeds %d", len(frame), MaxFrame)
+		return &Request{}, Errf(CodeTooLarge, "frame of %d bytes exceeds %d", len(frame), MaxFrame)
 	}
 	var r Request
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, Errf(CodeBadRequest, "malformed JSON: %v", err)
-	}
-	if dec.More() {
-		return nil, Errf(CodeBadRequest, "one JSON message per frame")
+	if err := jsonv2.Unmarshal(frame, &r, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return &Request{ID: IDOf(frame)}, Errf(CodeBadRequest, "malformed request: %v", err)
 	}
 	if len(r.ID) > MaxID {
-		return &r, Errf(CodeBadRequest, "id longer than %d characters", MaxID)
+		return &Request{}, Errf(CodeBadRequest, "id longer than %d characters", MaxID)
 	}
 	if err := r.validate(); err != nil {
 		return &r, err
 	}
 	return &r, nil
+}
+
+// IDOf reads a frame's "id" as leniently as possible, so that the error
+// answering a malformed request still names the request it answers. An id
+// that is not a string, or too long, is not echoed.
+func IDOf(frame []byte) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	json.NewDecoder(bytes.NewReader(frame)).Decode(&v) // a partial read is fine
+	if len(v.ID) > MaxID {
+		return ""
+	}
+	return v.ID
 }
 
 func (r *Request) validate() *Error {
@@ -169,15 +190,24 @@ func (r *Request) validate() *Error {
 			return Errf(CodeBadRequest, "game needs a game id")
 		}
 	case TDeposit:
-		if r.Amount <= 0 || r.Op == "" || len(r.Op) > MaxID {
-			return Errf(CodeBadRequest, "deposit needs a positive amount (cents) and an op id")
+		if r.Amount <= 0 || r.Amount > MaxAmount {
+			return Errf(CodeBadAmount, "amount must be a whole number of cents from 1 to %d", MaxAmount)
+		}
+		if r.Op == "" || len(r.Op) > MaxID {
+			return Errf(CodeBadRequest, "deposit needs an op id of 1 to %d characters", MaxID)
 		}
 	case TSetLimit:
-		if r.Kind != "deposit_cap" && r.Kind != "loss_limit" && r.Kind != "excluded_until" {
+		switch r.Kind {
+		case "deposit_cap", "loss_limit":
+			if r.Value < 0 || r.Value > MaxAmount {
+				return Errf(CodeBadAmount, "%s must be a whole number of cents from 0 to %d", r.Kind, MaxAmount)
+			}
+		case "excluded_until":
+			if r.Value <= 0 {
+				return Errf(CodeBadRequest, "excluded_until must be a time in Unix milliseconds")
+			}
+		default:
 			return Errf(CodeBadRequest, "kind must be deposit_cap, loss_limit or excluded_until")
-		}
-		if r.Value < 0 {
-			return Errf(CodeBadRequest, "value must not be negative")
 		}
 	case TClientSeed:
 		if len(r.Seed) == 0 || len(r.Seed) > 64 {
@@ -207,6 +237,9 @@ const (
 	CodeNoSuchGame        = "no_such_game"
 	CodeTakenOver         = "session_taken_over"
 	CodeForbidden         = "forbidden"
+	CodeBadAmount         = "bad_amount"
+	CodeExclusion         = "exclusion_in_force"
+	CodeServerProblem     = "server_problem"
 	CodeInternal          = "internal"
 )
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -89,21 +90,23 @@ func (s *Session) run() {
 		if err != nil {
 			return
 		}
-		if ok, wait := s.local.Allow(time.Now()); !ok {
+		if !utf8.Valid(*frame) {
+			// RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection.
 			buffers.put(frame)
+			s.conn.Close(websocket.StatusInvalidFramePayloadData, "text frame is not valid UTF-8")
+			return
+		}
+		if ok, wait := s.local.Allow(time.Now()); !ok {
 			e := protocol.Errf(protocol.CodeRateLimited, "too many messages: slow down")
 			e.RetryMS = wait.Milliseconds() + 1
-			s.refuse("", e)
+			s.refuse(protocol.IDOf(*frame), e)
+			buffers.put(frame)
 			continue
 		}
 		req, perr := protocol.Decode(*frame)
 		buffers.put(frame) // decoding copied what it keeps
 		if perr != nil {
-			id := ""
-			if req != nil {
-				id = req.ID
-			}
-			s.refuse(id, perr)
+			s.refuse(req.ID, perr)
 			continue
 		}
 		if s.player == "" && req.Type != protocol.THello {
