@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,12 +174,13 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("POST /api/dev/login", a.devLogin)
-	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.opsMove(a.Store.Deposit)))
-	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.opsMove(a.Store.Withdraw)))
+	mux.HandleFunc("POST /api/ops/login", a.opsOnly(a.opsLogin))
+	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.cashier("deposit")))
+	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.cashier("withdraw")))
 	mux.HandleFunc("GET /api/ops/books", a.opsOnly(a.opsBooks))
-	mux.HandleFunc("GET /ops/feed", a.opsOnly(a.Ops.serveSSE))
+	mux.HandleFunc("GET /ops/feed", a.opsPage(a.Ops.serveSSE))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
-	return mux
+	return securityHeaders(mux)
 }
 
 func (a *App) ready(w http.ResponseWriter, r *http.Request) {
@@ -203,56 +203,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // stand-in for the operator's own login.
 func (a *App) devLogin(w http.ResponseWriter, r *http.Request) {
 	if a.Cfg.Mode != "dev" {
-		http.Error(w, "dev login is disabled in production", http.StatusNotFound)
+		fail(w, http.StatusNotFound, "not_found", "dev login is disabled in production")
 		return
 	}
 	player := r.URL.Query().Get("player")
 	if !wallet.ValidPlayer(player) {
-		http.Error(w, wallet.ErrBadPlayer.Error(), http.StatusBadRequest)
+		fail(w, http.StatusBadRequest, "bad_request", wallet.ErrBadPlayer.Reason)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"player": player, "token": a.Signer.Issue(player, time.Now().Add(12*time.Hour))})
-}
-
-// opsOnly requires the ops bearer token (or ?token= for the browser feed).
-func (a *App) opsOnly(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if tok == "" {
-			tok = r.URL.Query().Get("token")
-		}
-		if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(a.Cfg.OpsToken)) != 1 {
-			http.Error(w, "ops token required", http.StatusUnauthorized)
-			return
-		}
-		h(w, r)
-	}
-}
-
-// opsMove is the operator's cashier: a deposit or a withdrawal of
-// {"player","amount","op"}, idempotent by op.
-func (a *App) opsMove(move func(ctx context.Context, player, op string, amount int64) (int64, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Player string `json:"player"`
-			Amount int64  `json:"amount"`
-			Op     string `json:"op"`
-		}
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil {
-			http.Error(w, "bad JSON", http.StatusBadRequest)
-			return
-		}
-		bal, err := move(r.Context(), req.Player, "ops-"+req.Op, req.Amount)
-		var we *wallet.Error
-		switch {
-		case errors.As(err, &we):
-			writeJSON(w, http.StatusConflict, map[string]any{"error": we.Code, "reason": we.Reason, "limit": we.Limit, "available": we.Available})
-		case err != nil:
-			http.Error(w, err.Error(), http.StatusBadRequest)
-		default:
-			writeJSON(w, http.StatusOK, map[string]any{"player": req.Player, "balance": bal})
-		}
-	}
 }
 
 // opsGC collects garbage and returns free memory to the OS, so that a
@@ -270,7 +229,8 @@ func (a *App) opsGC(w http.ResponseWriter, r *http.Request) {
 func (a *App) opsBooks(w http.ResponseWriter, r *http.Request) {
 	b, err := a.Store.Books(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		a.Log.Error().Err(err).Msg("books")
+		fail(w, http.StatusServiceUnavailable, "unavailable", "the wallet could not be read")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"books": b, "balanced": b.Balanced()})
@@ -290,7 +250,9 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	if a.Cfg.PprofAddr != "" {
 		go a.servePprof(bg)
 	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Idle keep-alive connections go after 30 s (a WebSocket, once
+	// upgraded, is the session's to time out: see Hub.Reap).
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	a.Log.Info().Str("addr", l.Addr().String()).Str("mode", a.Cfg.Mode).Str("profile", a.Cfg.Profile).Msg("keno server listening")

@@ -6,11 +6,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"keno/server/clientip"
 	"keno/server/ratelimit"
 	"keno/server/session"
 	"keno/server/wallet"
@@ -35,6 +40,13 @@ type Config struct {
 	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
 	PprofAddr   string        // PPROF_ADDR: Go profiler on a separate (loopback) listener; empty: off
+	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
+	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
+	// those headers are ignored.
+	TrustedProxies []netip.Prefix
+	// AllowedOrigins: host patterns of the pages that may open game
+	// sockets besides the game's own origin (ALLOWED_ORIGINS).
+	AllowedOrigins []string
 }
 
 // Dev-mode defaults: fixed, so a restarted dev server still verifies its
@@ -46,6 +58,8 @@ const (
 )
 
 // ParseConfig reads flags (args) over environment variables over defaults.
+// A value that does not parse, or a setting that cannot run safely, stops
+// the server at start with an error that names the variable.
 func ParseConfig(args []string) (Config, error) {
 	env := func(k, def string) string {
 		if v, ok := os.LookupEnv(k); ok {
@@ -53,15 +67,31 @@ func ParseConfig(args []string) (Config, error) {
 		}
 		return def
 	}
+	var envErrs []error
+	envInt := func(k string, def int) int {
+		n, err := envNumber(k, int64(def))
+		envErrs = append(envErrs, err)
+		return int(n)
+	}
+	envInt64 := func(k string, def int64) int64 {
+		n, err := envNumber(k, def)
+		envErrs = append(envErrs, err)
+		return n
+	}
+	envDuration := func(k string, def time.Duration) time.Duration {
+		d, err := envDur(k, def)
+		envErrs = append(envErrs, err)
+		return d
+	}
 	var c Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Addr, "addr", env("ADDR", "127.0.0.1:8080"), "listen address (ADDR)")
 	fs.StringVar(&c.RedisURL, "redis", env("REDIS_URL", ""), "redis://host:port/db, unix:///path, or redis+cluster://h1:p1,h2:p2 (REDIS_URL); empty: embedded Redis (dev mode only)")
-	fs.StringVar(&c.Mode, "mode", env("MODE", "dev"), "dev or production (MODE)")
+	fs.StringVar(&c.Mode, "mode", env("MODE", ""), "dev or production (MODE); required with REDIS_URL, dev without")
 	fs.StringVar(&c.Profile, "profile", env("PROFILE", "human"), "reveal pace: human or fast (PROFILE)")
-	fs.StringVar(&c.TokenKey, "token-key", env("KENO_TOKEN_KEY", ""), "HMAC key for player tokens (KENO_TOKEN_KEY)")
-	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal (KENO_SEAL_KEY)")
-	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API (KENO_OPS_TOKEN)")
+	fs.StringVar(&c.TokenKey, "token-key", env("KENO_TOKEN_KEY", ""), "HMAC key for player tokens, at least 32 bytes in production (KENO_TOKEN_KEY)")
+	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
+	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
@@ -74,6 +104,11 @@ func ParseConfig(args []string) (Config, error) {
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	fs.StringVar(&c.PprofAddr, "pprof", env("PPROF_ADDR", ""), "serve the Go profiler (/debug/pprof) on this separate address, e.g. 127.0.0.1:6060; off when empty (PPROF_ADDR)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
+	proxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated CIDRs of load balancers whose X-Forwarded-For / Forwarded headers are believed (TRUSTED_PROXIES)")
+	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns (example.com, *.example.com) of pages allowed to open game sockets besides the game's own origin (ALLOWED_ORIGINS)")
+	if err := errors.Join(envErrs...); err != nil {
+		return c, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -83,13 +118,36 @@ func ParseConfig(args []string) (Config, error) {
 	case "fast":
 		c.Session = session.FastConfig()
 	default:
-		return c, fmt.Errorf("profile must be human or fast, not %q", c.Profile)
+		return c, fmt.Errorf("PROFILE must be human or fast, not %q", c.Profile)
 	}
 	c.Limits = ratelimit.DefaultRules()
-	c.Limits.ConnectsPerIP.Rate, c.Limits.ConnectsPerIP.Burst = *connIP, 2**connIP
-	if c.Wallet.DefaultDepositCap <= 0 || c.Wallet.TicketMax <= 0 || c.Wallet.TicketMax > 50_000 || c.Wallet.RaiseDelay < 0 {
-		return c, errors.New("deposit cap and ticket max must be positive, ticket max at most 50000 cents (500 €), raise delay not negative")
+	if *connIP < 0 {
+		return c, fmt.Errorf("CONN_RATE_IP must not be negative, got %d", *connIP)
 	}
+	c.Limits.ConnectsPerIP.Rate, c.Limits.ConnectsPerIP.Burst = *connIP, 2**connIP
+	switch {
+	case c.Wallet.DefaultDepositCap <= 0 || c.Wallet.DefaultDepositCap > wallet.MaxAmount:
+		return c, fmt.Errorf("DEPOSIT_CAP must be 1 to %d cents, got %d", wallet.MaxAmount, c.Wallet.DefaultDepositCap)
+	case c.Wallet.TicketMax <= 0 || c.Wallet.TicketMax > 50_000:
+		return c, fmt.Errorf("TICKET_MAX must be 1 to 50000 cents (500 €), got %d", c.Wallet.TicketMax)
+	case c.Wallet.RaiseDelay < 0:
+		return c, fmt.Errorf("LIMIT_RAISE_DELAY must not be negative, got %s", c.Wallet.RaiseDelay)
+	case *grace <= 0:
+		return c, fmt.Errorf("GRACE must be positive, got %s", *grace)
+	case *lease < 3*time.Second:
+		return c, fmt.Errorf("LEASE_TTL must be at least 3s, got %s", *lease)
+	case c.ReplicaAcks < 0:
+		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
+	}
+	var err error
+	if c.TrustedProxies, err = parseCIDRs(*proxies); err != nil {
+		return c, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+	}
+	if c.AllowedOrigins, err = parseOrigins(*origins); err != nil {
+		return c, fmt.Errorf("ALLOWED_ORIGINS: %w", err)
+	}
+	c.Session.ClientIP = clientip.Resolver{Trusted: c.TrustedProxies}
+	c.Session.OriginPatterns = c.AllowedOrigins
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
@@ -100,6 +158,20 @@ func ParseConfig(args []string) (Config, error) {
 	case "auto":
 		fi, err := os.Stderr.Stat()
 		c.LogPretty = err == nil && fi.Mode()&os.ModeCharDevice != 0
+	case "json":
+	default:
+		return c, fmt.Errorf("LOG_FORMAT must be json, pretty or auto, not %q", *pretty)
+	}
+	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
+		return c, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
+	}
+	if c.Mode == "" {
+		if c.RedisURL != "" {
+			// A real Redis may hold real money: dev mode (open login, client
+			// deposits, published keys) against it is never a default.
+			return c, errors.New("MODE must be set (dev or production) when REDIS_URL is given")
+		}
+		c.Mode = "dev"
 	}
 	switch c.Mode {
 	case "dev":
@@ -108,26 +180,81 @@ func ParseConfig(args []string) (Config, error) {
 		c.SealKey = or(c.SealKey, devSealKey)
 		c.OpsToken = or(c.OpsToken, devOpsToken)
 	case "production":
-		var missing []string
-		for name, v := range map[string]string{"KENO_TOKEN_KEY": c.TokenKey, "KENO_SEAL_KEY": c.SealKey, "KENO_OPS_TOKEN": c.OpsToken, "REDIS_URL": c.RedisURL} {
-			if v == "" {
-				missing = append(missing, name)
-			}
-		}
-		if len(missing) > 0 {
-			return c, fmt.Errorf("production mode needs %s", strings.Join(missing, ", "))
-		}
-		if len(c.TokenKey) < 16 || len(c.SealKey) < 16 || len(c.OpsToken) < 16 {
-			return c, errors.New("production keys and ops token must be at least 16 characters")
+		if err := productionKeys(c); err != nil {
+			return c, err
 		}
 	default:
-		return c, fmt.Errorf("mode must be dev or production, not %q", c.Mode)
+		return c, fmt.Errorf("MODE must be dev or production, not %q", c.Mode)
 	}
 	if c.ServerID == "" {
 		host, _ := os.Hostname()
 		c.ServerID = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 	return c, nil
+}
+
+// productionKeyMin is the shortest key production takes: 256 bits, as
+// HMAC-SHA256 wants.
+const productionKeyMin = 32
+
+// productionKeys refuses what cannot be run with real money: a missing
+// Redis, missing or short keys, or the dev keys published in this source.
+func productionKeys(c Config) error {
+	var missing []string
+	for _, kv := range [][2]string{{"KENO_TOKEN_KEY", c.TokenKey}, {"KENO_SEAL_KEY", c.SealKey}, {"KENO_OPS_TOKEN", c.OpsToken}, {"REDIS_URL", c.RedisURL}} {
+		if kv[1] == "" {
+			missing = append(missing, kv[0])
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("production mode needs %s", strings.Join(missing, ", "))
+	}
+	for _, kv := range [][2]string{{"KENO_TOKEN_KEY", c.TokenKey}, {"KENO_SEAL_KEY", c.SealKey}, {"KENO_OPS_TOKEN", c.OpsToken}} {
+		switch v := kv[1]; {
+		case v == devTokenKey || v == devSealKey || v == devOpsToken:
+			return fmt.Errorf("%s is a dev key published in the source: production needs a secret of its own", kv[0])
+		case len(v) < productionKeyMin:
+			return fmt.Errorf("%s must be at least %d bytes in production (got %d)", kv[0], productionKeyMin, len(v))
+		}
+	}
+	if c.TokenKey == c.SealKey || c.TokenKey == c.OpsToken || c.SealKey == c.OpsToken {
+		return errors.New("KENO_TOKEN_KEY, KENO_SEAL_KEY and KENO_OPS_TOKEN must be three different secrets")
+	}
+	return nil
+}
+
+func parseCIDRs(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			if a, aerr := netip.ParseAddr(f); aerr == nil { // a single address
+				p, err = a.Prefix(a.BitLen())
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR (e.g. 10.0.0.0/8) or an address", f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+func parseOrigins(list string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if _, err := path.Match(f, ""); err != nil || strings.Contains(f, "/") {
+			return nil, fmt.Errorf("%q is not a host pattern (example.com, *.example.com, host:port)", f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func or(v, def string) string {
@@ -137,29 +264,26 @@ func or(v, def string) string {
 	return v
 }
 
-func envInt64(k string, def int64) int64 {
-	if v, ok := os.LookupEnv(k); ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
+func envNumber(k string, def int64) (int64, error) {
+	v, ok := os.LookupEnv(k)
+	if !ok {
+		return def, nil
 	}
-	return def
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def, fmt.Errorf("%s must be a whole number, not %q", k, v)
+	}
+	return n, nil
 }
 
-func envInt(k string, def int) int {
-	if v, ok := os.LookupEnv(k); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
+func envDur(k string, def time.Duration) (time.Duration, error) {
+	v, ok := os.LookupEnv(k)
+	if !ok {
+		return def, nil
 	}
-	return def
-}
-
-func envDuration(k string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(k); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return def, fmt.Errorf("%s must be a duration such as 30s or 5m, not %q", k, v)
 	}
-	return def
+	return d, nil
 }

@@ -81,6 +81,11 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		s.dropIndex(t)
 		return err
 	}
+	if lim.ExcludedUntil > time.Now().UnixMilli() {
+		// Self-excluded: no ticket at all, not a ticket with a warning.
+		s.dropIndex(t)
+		return &wallet.Error{Code: "limit_reached", Reason: "self_excluded", Limit: lim.ExcludedUntil}
+	}
 	var warnings []string
 	if total > acct.Balance {
 		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", engine.Euros(total), engine.Euros(acct.Balance)))
@@ -90,9 +95,6 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	}
 	if lim.LossLimit >= 0 && lim.LostToday+total > lim.LossLimit {
 		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", engine.Euros(max(0, lim.LossLimit-lim.LostToday))))
-	}
-	if lim.ExcludedUntil > time.Now().UnixMilli() {
-		warnings = append(warnings, "self_excluded: you have excluded yourself from play")
 	}
 	s.mu.Lock()
 	old := s.pending
@@ -309,10 +311,11 @@ func (s *Session) deposit(ctx context.Context, req *protocol.Request) error {
 	if !s.hub.cfg.DevMode {
 		return protocol.Errf(protocol.CodeForbidden, "deposits go through the operator's cashier, not the game")
 	}
-	bal, err := s.hub.store.Deposit(ctx, s.player, "dep-"+req.Op, req.Amount)
+	moved, err := s.hub.store.Deposit(ctx, s.player, "dep-"+req.Op, req.Amount)
 	if err != nil {
 		return err
 	}
+	bal := moved.Balance
 	lim, err := s.limits(ctx)
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	"keno/engine"
 	"keno/protocol"
 	"keno/server/auth"
+	"keno/server/clientip"
 	"keno/server/metrics"
 	"keno/server/ratelimit"
 	"keno/server/wallet"
@@ -47,6 +48,11 @@ type Config struct {
 	AbuseLimit      int // refusals in a row before the connection is closed
 	DevMode         bool
 	SweepEvery      time.Duration
+	ClientIP        clientip.Resolver // who a connection is from (per-IP limits)
+	// OriginPatterns: host patterns of other sites' pages allowed to open
+	// game sockets; none: only pages of the game's own origin (and
+	// clients that send no Origin, which are not browsers).
+	OriginPatterns []string
 }
 
 // HumanConfig paces the reveal for people.
@@ -107,7 +113,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	ip := clientIP(r)
+	ip := h.cfg.ClientIP.Of(r)
 	if ok, retry, err := h.limiter.Allow(r.Context(), ratelimit.ConnectIP(ip), h.limiter.Rules.ConnectsPerIP); err == nil && !ok {
 		h.metrics.Connects.WithLabelValues("rate_limited").Inc()
 		w.Header().Set("Retry-After", retryAfter(retry))
@@ -117,7 +123,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sb := &smallBuffers{ResponseWriter: w}
 	conn, err := websocket.Accept(sb, r, &websocket.AcceptOptions{
 		CompressionMode: websocket.CompressionDisabled, // small frames; compression costs memory per connection
-		OriginPatterns:  []string{"*"},                 // tokens, not cookies, authenticate: no CSRF exposure
+		OriginPatterns:  h.cfg.OriginPatterns,          // other origins get 403
 	})
 	if err != nil {
 		return
@@ -168,14 +174,6 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 func retryAfter(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
-}
-
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // register makes s the player's session on this server and tells every

@@ -368,8 +368,17 @@ func walletError(we *wallet.Error) *protocol.Error {
 		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
 	case "no_game":
 		e.Code, e.Message = protocol.CodeNoSuchGame, "No such game."
-	case "bad_request":
+	case "op_conflict":
+		e.Message = "This operation id was already used for a different request; nothing was done."
+	case "exclusion_in_force":
+		e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") +
+			"; a self-exclusion can be neither shortened nor extended while it runs."
+	case "bad_amount", "bad_request":
 		e.Message = "Invalid request."
+		if we.Reason != "" {
+			e.Message = "Invalid request: " + we.Reason + "."
+		}
+		e.Reason = ""
 	default:
 		e.Code, e.Message = protocol.CodeInternal, we.Error()
 	}

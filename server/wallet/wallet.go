@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,9 +144,9 @@ func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {
 
 // Error is a refusal with a machine-readable code.
 type Error struct {
-	Code      string        // insufficient_funds, limit_reached, rate_limited, fenced, no_game, settled, already_chosen, bad_request
-	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded
-	Limit     int64         // the limit in force (cents, or a time in ms for self_excluded)
+	Code      string        // insufficient_funds, limit_reached, rate_limited, fenced, no_game, settled, already_chosen, op_conflict, exclusion_in_force, bad_amount, bad_request
+	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded; for bad_*: what is wrong
+	Limit     int64         // the limit in force (cents, or a time in ms for self_excluded and exclusion_in_force)
 	Available int64         // what could still pass: balance, or room left under the limit
 	Retry     time.Duration // for rate_limited: when the next attempt may pass
 }
@@ -156,6 +157,9 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("insufficient funds: %d cents available", e.Available)
 	case "limit_reached":
 		return fmt.Sprintf("limit reached: %s (limit %d, available %d)", e.Reason, e.Limit, e.Available)
+	}
+	if e.Reason != "" {
+		return e.Code + ": " + e.Reason
 	}
 	return e.Code
 }
@@ -175,9 +179,16 @@ var (
 	ErrNoGame            = &Error{Code: "no_game"}
 	ErrSettled           = &Error{Code: "settled"}
 	ErrAlreadyChosen     = &Error{Code: "already_chosen"}
-	ErrBadPlayer         = errors.New("player id must be 1–64 letters, digits, '-' or '_'")
-	ErrBadAmount         = errors.New("amount must be a positive number of cents")
+	ErrOpConflict        = &Error{Code: "op_conflict"}        // an operation id reused for a different request
+	ErrExclusion         = &Error{Code: "exclusion_in_force"} // a self-exclusion cannot be changed while it runs
+	ErrBadPlayer         = &Error{Code: "bad_request", Reason: "player id must be 1–64 letters, digits, '-' or '_'"}
+	ErrBadAmount         = &Error{Code: "bad_amount", Reason: fmt.Sprintf("amount must be a whole number of cents from 1 to %d", MaxAmount)}
+	ErrBadOp             = &Error{Code: "bad_request", Reason: "operation id must be 1–128 characters"}
 )
+
+// MaxAmount bounds every amount and money limit (1 000 000 €; the same
+// bound as the protocol's): Lua computes in doubles, exact to 2^53.
+const MaxAmount = 100_000_000
 
 var (
 	//go:embed lua/prelude.lua
@@ -262,9 +273,12 @@ const dayTTL = 2 * 24 * 3600 // seconds a daily loss counter is kept
 
 // sealed runs a journaled script: it seals the entry against the cached
 // head, and reseals against the real head if another writer moved it.
+// Contention on one player's head (a burst of cashier calls, two servers
+// at once) is ours to absorb: it retries, with a short random pause once
+// it has lost a few times, until ctx ends.
 func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
 	run func(e journal.Entry) ([]any, error)) ([]any, error) {
-	for attempt := 0; attempt < 8; attempt++ {
+	for attempt := 0; ; attempt++ {
 		head, _ := s.heads.Load(player)
 		h, _ := head.(journal.Head)
 		e, err := s.seal.Seal(h, kind, payload)
@@ -278,6 +292,14 @@ func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
 		if str(reply, 0) == "err" && str(reply, 1) == "journal_moved" {
 			seq, _ := strconv.ParseInt(str(reply, 3), 10, 64)
 			s.heads.Store(player, journal.Head{Hash: str(reply, 2), Seq: seq})
+			if attempt >= 2 {
+				pause := time.Duration(rand.Int64N(int64(min(attempt, 20)) * int64(time.Millisecond)))
+				select {
+				case <-time.After(pause):
+				case <-ctx.Done():
+					return nil, fmt.Errorf("wallet: journal head still moving after %d attempts: %w", attempt+1, ctx.Err())
+				}
+			}
 			continue
 		}
 		if str(reply, 0) == "ok" {
@@ -285,7 +307,6 @@ func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
 		}
 		return reply, nil
 	}
-	return nil, errors.New("wallet: journal head kept moving (too much contention)")
 }
 
 func journalArgs(e journal.Entry) []any {
@@ -302,6 +323,10 @@ func replyError(r []any) error {
 		e.Reason, e.Limit, e.Available = str(r, 2), num(r, 3), num(r, 4)
 	case "rate_limited":
 		e.Reason, e.Retry = str(r, 2), time.Duration(num(r, 3))*time.Millisecond
+	case "exclusion_in_force":
+		e.Limit = num(r, 2)
+	case "bad_request", "bad_amount":
+		e.Reason = str(r, 2)
 	}
 	return e
 }
@@ -329,11 +354,11 @@ func checkArgs(player, opID string, amount int64) error {
 	if !ValidPlayer(player) {
 		return ErrBadPlayer
 	}
-	if amount <= 0 || amount > 1_000_000_00 {
+	if amount <= 0 || amount > MaxAmount {
 		return ErrBadAmount
 	}
 	if opID == "" || len(opID) > 128 {
-		return errors.New("operation id must be 1–128 characters")
+		return ErrBadOp
 	}
 	return nil
 }
@@ -346,44 +371,53 @@ type Movement struct {
 	At     int64  `json:"at"`
 }
 
-// Deposit credits amount cents, within the weekly deposit cap. A retried
-// opID returns the balance of the first attempt and moves nothing.
-func (s *Store) Deposit(ctx context.Context, player, opID string, amount int64) (int64, error) {
-	if err := checkArgs(player, opID, amount); err != nil {
-		return 0, err
-	}
-	k := keysOf(player)
-	now := s.nowMS()
-	reply, err := s.sealed(ctx, player, "deposit", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
-		args := append([]any{amount, now, s.cfg.DefaultDepositCap, (7 * 24 * time.Hour).Milliseconds(), int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
-		return s.run(ctx, depositScript, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...)
-	})
-	return balanceReply(reply, err)
+// Moved is the answer to a deposit or withdrawal.
+type Moved struct {
+	Balance int64 // after the operation (for a replay: as the first time)
+	Replay  bool  // the operation id was seen before: this is the first answer again
+}
+
+// Deposit credits amount cents, within the weekly deposit cap; refused to
+// a self-excluded player. A retried opID returns the first answer and moves
+// nothing; the same opID with another amount or direction is ErrOpConflict.
+func (s *Store) Deposit(ctx context.Context, player, opID string, amount int64) (Moved, error) {
+	return s.move(ctx, "deposit", player, opID, amount)
 }
 
 // Withdraw debits amount cents; refused whole if the balance is short.
-func (s *Store) Withdraw(ctx context.Context, player, opID string, amount int64) (int64, error) {
+// Idempotent by opID like Deposit.
+func (s *Store) Withdraw(ctx context.Context, player, opID string, amount int64) (Moved, error) {
+	return s.move(ctx, "withdraw", player, opID, amount)
+}
+
+// move runs a deposit or withdrawal script. The operation's record holds
+// what was asked (direction and amount) beside the answer, so that a reuse
+// of the id for something else is told apart from a retry. It has no
+// expiry: an operation id is unique for the account's whole life.
+func (s *Store) move(ctx context.Context, kind, player, opID string, amount int64) (Moved, error) {
 	if err := checkArgs(player, opID, amount); err != nil {
-		return 0, err
+		return Moved{}, err
 	}
 	k := keysOf(player)
 	now := s.nowMS()
-	reply, err := s.sealed(ctx, player, "withdraw", Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
-		args := append([]any{amount, now, int(s.cfg.OpTTL.Seconds())}, journalArgs(e)...)
+	reply, err := s.sealed(ctx, player, kind, Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
+		if kind == "deposit" {
+			args := append([]any{amount, now, s.cfg.DefaultDepositCap, (7 * 24 * time.Hour).Milliseconds()}, journalArgs(e)...)
+			return s.run(ctx, depositScript, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...)
+		}
+		args := append([]any{amount, now}, journalArgs(e)...)
 		return s.run(ctx, withdrawScript, []string{k.acct(), k.op(opID), k.journal(), k.ledger()}, args...)
 	})
-	return balanceReply(reply, err)
-}
-
-func balanceReply(reply []any, err error) (int64, error) {
 	if err != nil {
-		return 0, err
+		return Moved{}, err
 	}
 	switch str(reply, 0) {
-	case "ok", "dup":
-		return num(reply, 1), nil
+	case "ok":
+		return Moved{Balance: num(reply, 1)}, nil
+	case "dup":
+		return Moved{Balance: num(reply, 1), Replay: true}, nil
 	}
-	return 0, replyError(reply)
+	return Moved{}, replyError(reply)
 }
 
 // Account is a player's money as stored.
@@ -453,18 +487,29 @@ type Limits struct {
 	DepositedWeek     int64 `json:"deposited_week"`
 }
 
-// SetLimit changes one limit: kind is deposit_cap, loss_limit (cents) or
-// excluded_until (ms since epoch). It returns whether the change applies now
-// or at a later time (ms).
+// Self-exclusion lasts from ExclusionMin to ExclusionMax; a requested end
+// may be off by exclusionSlack (the client's clock, the time on the wire).
+const (
+	ExclusionMin   = 24 * time.Hour
+	ExclusionMax   = 365 * 24 * time.Hour
+	exclusionSlack = 10 * time.Minute
+)
+
+// SetLimit changes one limit: kind is deposit_cap, loss_limit (cents, at
+// most MaxAmount) or excluded_until (ms since epoch, 1 day to 12 months
+// ahead; refused with ErrExclusion while one is in force). It returns
+// whether the change applies now or at a later time (ms).
 func (s *Store) SetLimit(ctx context.Context, player, kind string, value int64) (now bool, at int64, err error) {
 	if !ValidPlayer(player) {
 		return false, 0, ErrBadPlayer
 	}
-	if value < 0 {
-		return false, 0, &Error{Code: "bad_request"}
+	if value < 0 || (kind != "excluded_until" && value > MaxAmount) {
+		return false, 0, ErrBadAmount
 	}
+	t := s.Now()
 	reply, err := s.run(ctx, limitsScript, []string{keysOf(player).limits()},
-		s.nowMS(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value)
+		t.UnixMilli(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value,
+		t.Add(ExclusionMin-exclusionSlack).UnixMilli(), t.Add(ExclusionMax+exclusionSlack).UnixMilli())
 	if err != nil {
 		return false, 0, err
 	}

@@ -65,40 +65,163 @@ func mustBooks(t testing.TB, s *Store) Books {
 func TestDepositWithdrawIdempotent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		bal, err := s.Deposit(ctx, "alice", "dep-1", 5000)
-		if err != nil || bal != 5000 {
-			t.Fatalf("deposit: %d %v", bal, err)
+		m, err := s.Deposit(ctx, "alice", "dep-1", 5000)
+		if err != nil || m != (Moved{Balance: 5000}) {
+			t.Fatalf("deposit: %+v %v", m, err)
 		}
 		// A retry of the same operation moves nothing and answers the same.
-		bal, err = s.Deposit(ctx, "alice", "dep-1", 5000)
-		if err != nil || bal != 5000 {
-			t.Fatalf("retried deposit: %d %v", bal, err)
+		m, err = s.Deposit(ctx, "alice", "dep-1", 5000)
+		if err != nil || m != (Moved{Balance: 5000, Replay: true}) {
+			t.Fatalf("retried deposit: %+v %v", m, err)
+		}
+		// The same id for another amount or direction is a conflict.
+		if _, err := s.Deposit(ctx, "alice", "dep-1", 700); !errors.Is(err, ErrOpConflict) {
+			t.Fatalf("reused op, other amount: %v", err)
+		}
+		if _, err := s.Withdraw(ctx, "alice", "dep-1", 5000); !errors.Is(err, ErrOpConflict) {
+			t.Fatalf("reused op, other direction: %v", err)
 		}
 		if _, err := s.Withdraw(ctx, "alice", "wd-1", 6000); !errors.Is(err, ErrInsufficientFunds) {
 			t.Fatalf("overdraw: %v", err)
 		} else if err.(*Error).Available != 5000 {
 			t.Errorf("available = %d, want 5000", err.(*Error).Available)
 		}
-		bal, err = s.Withdraw(ctx, "alice", "wd-2", 1500)
-		if err != nil || bal != 3500 {
-			t.Fatalf("withdraw: %d %v", bal, err)
+		m, err = s.Withdraw(ctx, "alice", "wd-2", 1500)
+		if err != nil || m.Balance != 3500 {
+			t.Fatalf("withdraw: %+v %v", m, err)
 		}
-		if bal, _ = s.Withdraw(ctx, "alice", "wd-2", 1500); bal != 3500 {
-			t.Fatalf("retried withdraw moved money: %d", bal)
+		if m, _ = s.Withdraw(ctx, "alice", "wd-2", 1500); m != (Moved{Balance: 3500, Replay: true}) {
+			t.Fatalf("retried withdraw: %+v", m)
 		}
 		a, _ := s.Account(ctx, "alice")
 		if a != (Account{Balance: 3500, Deposited: 5000, Withdrawn: 1500}) {
 			t.Errorf("account %+v", a)
 		}
 		mustBooks(t, s)
-		for _, bad := range []int64{0, -5} {
-			if _, err := s.Deposit(ctx, "alice", "x", bad); err != ErrBadAmount {
+		for _, bad := range []int64{0, -5, MaxAmount + 1, 1<<63 - 1} {
+			if _, err := s.Deposit(ctx, "alice", "x", bad); !errors.Is(err, ErrBadAmount) {
 				t.Errorf("deposit %d: %v", bad, err)
 			}
 		}
 		if _, err := s.Deposit(ctx, "al}ice", "x", 10); err != ErrBadPlayer {
 			t.Errorf("bad player id accepted: %v", err)
 		}
+		if a2, _ := s.Account(ctx, "alice"); a2 != a {
+			t.Errorf("refusals moved money: %+v", a2)
+		}
+	})
+}
+
+// The cashier's op ids are unique across players: reused for another
+// player, amount or direction they are a conflict; replayed, the first
+// answer — even once the player's own record of it is gone.
+func TestCashierOps(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		if m, err := s.Cashier(ctx, "deposit", "ann", "op-1", 700); err != nil || m != (Moved{Balance: 700}) {
+			t.Fatalf("deposit: %+v %v", m, err)
+		}
+		for _, c := range []struct {
+			kind, player string
+			amount       int64
+		}{{"deposit", "ann", 800}, {"deposit", "bea", 700}, {"withdraw", "ann", 700}} {
+			if _, err := s.Cashier(ctx, c.kind, c.player, "op-1", c.amount); !errors.Is(err, ErrOpConflict) {
+				t.Errorf("op-1 reused for %+v: %v", c, err)
+			}
+		}
+		s.rdb.Del(ctx, keysOf("ann").op("ops-op-1")) // the player's record lost
+		if m, err := s.Cashier(ctx, "deposit", "ann", "op-1", 700); err != nil || m != (Moved{Balance: 700, Replay: true}) {
+			t.Fatalf("replay: %+v %v", m, err)
+		}
+		if a, _ := s.Account(ctx, "ann"); a.Balance != 700 || a.Deposited != 700 {
+			t.Fatalf("account %+v", a)
+		}
+		if _, err := s.Cashier(ctx, "deposit", "ann", "", 700); !errors.Is(err, ErrBadOp) {
+			t.Fatalf("empty op: %v", err)
+		}
+		mustBooks(t, s)
+	})
+}
+
+// Contention on one player's journal head is absorbed: concurrent
+// deposits are all credited.
+func TestConcurrentDeposits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		const n = 20
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Cashier(ctx, "deposit", "cal", fmt.Sprint("c", i), 100)
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		if a, _ := s.Account(ctx, "cal"); a.Balance != n*100 {
+			t.Fatalf("balance %d, want %d", a.Balance, n*100)
+		}
+		mustBooks(t, s)
+	})
+}
+
+// Self-exclusion blocks deposits and bets at once (withdrawals stay
+// open), lasts 1 day to 12 months, and cannot be changed while it runs.
+func TestSelfExclusion(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "xena", "d", 5000)
+		now := time.Now()
+		for _, bad := range []time.Duration{time.Hour, 366 * 24 * time.Hour} {
+			if _, _, err := s.SetLimit(ctx, "xena", "excluded_until", now.Add(bad).UnixMilli()); err == nil {
+				t.Errorf("exclusion of %s accepted", bad)
+			}
+		}
+		until := now.Add(48 * time.Hour).UnixMilli()
+		if _, _, err := s.SetLimit(ctx, "xena", "excluded_until", until); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Deposit(ctx, "xena", "d2", 100); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
+			t.Fatalf("deposit while excluded: %v", err)
+		}
+		fence, _ := s.Claim(ctx, "xena", time.Minute)
+		if _, _, err := s.PlaceBet(ctx, "xena", fence, ticket(t, "xena", "t", 1, 100)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
+			t.Fatalf("bet while excluded: %v", err)
+		}
+		if m, err := s.Withdraw(ctx, "xena", "w", 1000); err != nil || m.Balance != 4000 {
+			t.Fatalf("withdrawal while excluded: %+v %v", m, err)
+		}
+		for _, other := range []int64{until - 3600_000, until + 30*24*3600_000} { // shorten, extend
+			_, _, err := s.SetLimit(ctx, "xena", "excluded_until", other)
+			if !errors.Is(err, ErrExclusion) || err.(*Error).Limit != until {
+				t.Errorf("changing a running exclusion to %d: %v", other, err)
+			}
+		}
+		if _, _, err := s.SetLimit(ctx, "xena", "excluded_until", until); err != nil { // the same again: a no-op
+			t.Errorf("re-saving the same exclusion: %v", err)
+		}
+		if l, _ := s.Limits(ctx, "xena"); l.ExcludedUntil != until {
+			t.Errorf("excluded until %d, want %d", l.ExcludedUntil, until)
+		}
+		// Limits are integers within bounds: no float ever reaches Redis.
+		if _, _, err := s.SetLimit(ctx, "xena", "loss_limit", 100_000_000_000_000_000); !errors.Is(err, ErrBadAmount) {
+			t.Errorf("loss limit 1e17: %v", err)
+		}
+		if _, _, err := s.SetLimit(ctx, "xena", "loss_limit", MaxAmount); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := s.Limits(ctx, "xena"); l.LossLimit != MaxAmount {
+			t.Errorf("loss limit stored as %d", l.LossLimit)
+		}
+		mustBooks(t, s)
 	})
 }
 
@@ -258,13 +381,13 @@ func TestBetRefusals(t *testing.T) {
 		s.Now = time.Now
 
 		// Self-exclusion: no bet until the date.
-		s.SetLimit(ctx, "carol", "excluded_until", time.Now().Add(time.Hour).UnixMilli())
+		s.SetLimit(ctx, "carol", "excluded_until", time.Now().Add(25*time.Hour).UnixMilli())
 		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t8", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
 			t.Fatalf("self-excluded bet: %v", err)
 		}
 		// Shortening an exclusion is not possible.
 		s.SetLimit(ctx, "carol", "excluded_until", time.Now().UnixMilli())
-		if l, _ := s.Limits(ctx, "carol"); l.ExcludedUntil < time.Now().Add(50*time.Minute).UnixMilli() {
+		if l, _ := s.Limits(ctx, "carol"); l.ExcludedUntil < time.Now().Add(24*time.Hour).UnixMilli() {
 			t.Fatalf("exclusion was shortened: %+v", l)
 		}
 

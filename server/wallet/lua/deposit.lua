@@ -1,15 +1,19 @@
 -- KEYS: acct, limits, op, journal, ledger, deposits
--- ARGV: amount, now(ms), default weekly cap, week(ms), op ttl(s), journal(5)
+-- ARGV: amount, now(ms), default weekly cap, week(ms), journal(5)
 local acct, limits, op, jkey, lkey, deps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local amount, now, default_cap, week, opttl = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local j = journal_args(6)
+local amount, now, default_cap, week = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local j = journal_args(5)
 
-local done = redis.call('GET', op)
-if done then return {'dup', done} end
+local done = replayed(op, 'deposit', ARGV[1])
+if done then return done end
 local a = account(acct)
 local moved = journal_moved(a, j.prev)
 if moved then return moved end
 
+local excluded = excluded_until(limits, now)
+if excluded then
+  return {'err', 'limit_reached', 'self_excluded', excluded, '0'}
+end
 local cap = deposit_cap(limits, now, default_cap)
 redis.call('ZREMRANGEBYSCORE', deps, '-inf', now - week)
 local used = 0
@@ -25,5 +29,5 @@ local bal = a.balance + amount
 redis.call('HINCRBY', acct, 'deposited', amount)
 ledger(lkey, now, 'deposit', amount, bal, j.seq)
 commit(acct, jkey, j, bal, a.house)
-redis.call('SET', op, bal, 'EX', opttl)
+remember(op, 'deposit', ARGV[1], bal)
 return {'ok', tostring(bal)}

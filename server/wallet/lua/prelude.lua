@@ -61,6 +61,30 @@ local function limit_in_force(limits, now, name)
   return tonumber(l[1])
 end
 
+-- The end of a self-exclusion in force (ms, as stored), or nil.
+local function excluded_until(limits, now)
+  local v = redis.call('HGET', limits, 'excluded_until')
+  if v and tonumber(v) > now then return v end
+  return nil
+end
+
+-- Money operation records: what was asked (kind and amount) and the
+-- balance answered, kept for the account's life. A retry of the same
+-- request gets the first answer ('dup'); the same id for anything else is
+-- a conflict, and nothing moves.
+local function replayed(op, kind, amount)
+  local r = redis.call('HMGET', op, 'kind', 'amount', 'balance')
+  if not r[1] then return nil end
+  if r[1] ~= kind or r[2] ~= amount then
+    return {'err', 'op_conflict', r[1], r[2]}
+  end
+  return {'dup', r[3]}
+end
+
+local function remember(op, kind, amount, balance)
+  redis.call('HSET', op, 'kind', kind, 'amount', amount, 'balance', string.format('%d', balance))
+end
+
 local function deposit_cap(limits, now, default_cap)
   return limit_in_force(limits, now, 'deposit_cap') or tonumber(default_cap)
 end

@@ -1,11 +1,11 @@
 -- KEYS: acct, op, journal, ledger
--- ARGV: amount, now(ms), op ttl(s), journal(5)
+-- ARGV: amount, now(ms), journal(5)
 local acct, op, jkey, lkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local amount, now, opttl = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local j = journal_args(4)
+local amount, now = tonumber(ARGV[1]), ARGV[2]
+local j = journal_args(3)
 
-local done = redis.call('GET', op)
-if done then return {'dup', done} end
+local done = replayed(op, 'withdraw', ARGV[1])
+if done then return done end
 local a = account(acct)
 local moved = journal_moved(a, j.prev)
 if moved then return moved end
@@ -16,5 +16,5 @@ local bal = a.balance - amount
 redis.call('HINCRBY', acct, 'withdrawn', amount)
 ledger(lkey, now, 'withdraw', -amount, bal, j.seq)
 commit(acct, jkey, j, bal, a.house)
-redis.call('SET', op, bal, 'EX', opttl)
+remember(op, 'withdraw', ARGV[1], bal)
 return {'ok', tostring(bal)}
