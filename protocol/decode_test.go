@@ -85,9 +85,9 @@ func TestDecodeStrictKeepsID(t *testing.T) {
 		`{"type":"deposit","id":"a8","amount":"100","op":"x"}`,
 		`{"type":"deposit","id":"a9","amount":1e3,"op":"x"}`,
 		`{"type":"deposit","id":"a10","amount":9223372036854775808,"op":"x"}`,
-		`{"type":"balance","id":"a11"}]`,                  // trailing bytes
-		`{"TYPE":"balance","id":"a12"}`,                   // upper-case key
-		`{"type":"balance","type":"ping","id":"a13"}`,     // duplicated key
+		`{"type":"balance","id":"a11"}]`,              // trailing bytes
+		`{"TYPE":"balance","id":"a12"}`,               // upper-case key
+		`{"type":"balance","type":"ping","id":"a13"}`, // duplicated key
 		`{"type":"deposit","id":"a14","amount":100000001,"op":"x"}`,
 		`{"type":"deposit","id":"a15","amount":9223372036854775807,"op":"x"}`,
 		`{"type":"set_limit","id":"a16","kind":"loss_limit","value":100000000000000000}`,
