@@ -3,7 +3,6 @@
 import { euros } from "./keno-protocol.js";
 
 const $ = (id) => document.getElementById(id);
-const token = new URLSearchParams(location.search).get("token") || new URLSearchParams(location.hash.slice(1)).get("token") || "";
 const series = { gps: [], online: [], rtp: [], lo: [], hi: [], reveal: [], accept: [] };
 const KEEP = 300; // five minutes of one-second points
 let last = null;
@@ -122,14 +121,55 @@ function draw() {
   plot($("chart-lat"), [{ data: series.reveal, color: "#ff8a8c" }, { data: series.accept, color: "#7ff0b8" }]);
 }
 
+// The ops token never travels in a URL: it is typed into the form (or
+// given after "#token=", which stays in the browser), traded once for an
+// HttpOnly session cookie, and the feed then rides on the cookie.
+async function login(token) {
+  const r = await fetch("/api/ops/login", { method: "POST", headers: { Authorization: `Bearer ${token}` } });
+  return r.ok;
+}
+
+async function signedIn() {
+  return (await fetch("/ops/session")).ok;
+}
+
+function askToken(message) {
+  $("feed").dataset.state = "closed";
+  $("feed").textContent = "unauthorized";
+  $("login-error").textContent = message;
+  $("login").hidden = false;
+  $("token").focus();
+}
+
 function connect() {
-  const es = new EventSource(`/ops/feed?token=${encodeURIComponent(token)}`);
+  $("login").hidden = true;
+  const es = new EventSource("/ops/feed");
   es.onopen = () => { $("feed").dataset.state = "open"; $("feed").textContent = "live"; };
-  es.onerror = () => { $("feed").dataset.state = "closed"; $("feed").textContent = token ? "reconnecting…" : "needs ?token="; };
+  es.onerror = async () => {
+    $("feed").dataset.state = "closed";
+    $("feed").textContent = "reconnecting…";
+    if (!(await signedIn().catch(() => true))) { es.close(); askToken("Your session has ended: enter the ops token again."); }
+  };
   es.onmessage = (e) => {
     const s = JSON.parse(e.data);
     if (s.at) render(s);
   };
 }
 
-connect();
+$("login").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (await login($("token").value)) { $("token").value = ""; connect(); }
+  else askToken("Wrong ops token.");
+});
+
+async function start() {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) {
+    history.replaceState(null, "", location.pathname); // out of the address bar and history
+    if (!(await login(fromHash))) return askToken("Wrong ops token.");
+  }
+  if (await signedIn()) connect();
+  else askToken("Enter the ops token (KENO_OPS_TOKEN) to see the live figures.");
+}
+
+start();

@@ -119,7 +119,7 @@ func TestClusterScaleOut(t *testing.T) {
 	if err != nil || !books.Balanced() || books.Players < 30 {
 		t.Fatalf("cluster books: %+v %v", books, err)
 	}
-	checked, damaged, err := store.VerifyJournals(ctx)
+	checked, damaged, err := store.Verify(ctx)
 	if err != nil || len(damaged) > 0 || checked < 30 {
 		t.Fatalf("journals: %d checked, damaged %+v, %v", checked, damaged, err)
 	}

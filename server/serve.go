@@ -47,7 +47,9 @@ func opsHint(cfg app.Config) string {
 	return "<KENO_OPS_TOKEN>"
 }
 
-// verify walks every player's sealed journal and reports tampering.
+// verify holds every player's account and game records to the sealed
+// journal (wallet.Store.Verify) and checks the books; it exits non-zero
+// on any damage.
 func verify(args []string) error {
 	cfg, err := app.ParseConfig(args)
 	if err != nil {
@@ -65,7 +67,7 @@ func verify(args []string) error {
 	if err != nil {
 		return err
 	}
-	checked, damaged, err := store.VerifyJournals(context.Background())
+	checked, damaged, err := store.Verify(context.Background())
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func verify(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("journals: %d checked, %d damaged\nbooks: %d players, balances %d + house %d = deposits %d − withdrawals %d: %s\n",
+	fmt.Printf("players: %d checked (journal, its tail, account, game records), %d damaged\nbooks: %d players, balances %d + house %d = deposits %d − withdrawals %d: %s\n",
 		checked, len(damaged), books.Players, books.Balances, books.House, books.Deposited, books.Withdrawn, verdict(books.Balanced()))
 	if len(damaged) > 0 || !books.Balanced() {
 		return fmt.Errorf("verification failed")

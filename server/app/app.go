@@ -179,6 +179,7 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.cashier("withdraw")))
 	mux.HandleFunc("GET /api/ops/books", a.opsOnly(a.opsBooks))
 	mux.HandleFunc("GET /ops/feed", a.opsPage(a.Ops.serveSSE))
+	mux.HandleFunc("GET /ops/session", a.opsPage(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
 	return securityHeaders(mux)
 }

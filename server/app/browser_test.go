@@ -234,7 +234,7 @@ func TestBrowserOpsPage(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(ts.base+"/ops.html?token="+ts.app.Cfg.OpsToken),
+		chromedp.Navigate(ts.base+"/ops.html#token="+ts.app.Cfg.OpsToken),
 		chromedp.Poll[chromedp.Void](`document.getElementById("feed").dataset.state === "open" && +document.getElementById("online").textContent === 8 && parseFloat(document.getElementById("gps").textContent) > 0 && document.getElementById("rtp").textContent.endsWith("%")`, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
 		t.Fatalf("ops page never showed the load: %v", err)
@@ -245,9 +245,23 @@ func TestBrowserOpsPage(t *testing.T) {
 	}
 	shot(t, ctx, dir, "8-ops")
 
-	// Without the ops token the feed is refused.
-	if status := eval[int](t, ctx, `fetch("/ops/feed").then(r => r.status)`, chromedp.EvalAwaitPromise); status != 401 {
-		t.Errorf("feed without token: %d", status)
+	// The token left the address bar; the feed rides on an HttpOnly cookie.
+	if u := eval[string](t, ctx, `location.href`); strings.Contains(u, "token") {
+		t.Errorf("the token stayed in the URL: %s", u)
+	}
+	if c := eval[string](t, ctx, `document.cookie`); c != "" {
+		t.Errorf("the session cookie is readable by scripts: %q", c)
+	}
+	// Without the cookie the feed is refused, and a wrong token says so.
+	if status := eval[int](t, ctx, `fetch("/ops/feed", {credentials: "omit"}).then(r => r.status)`, chromedp.EvalAwaitPromise); status != 401 {
+		t.Errorf("feed without a session: %d", status)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate("about:blank"), // a change of fragment alone would not reload the page
+		chromedp.Navigate(ts.base+"/ops.html#token=wrong"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("feed").textContent === "unauthorized" && !document.getElementById("login").hidden`, chromedp.WithPollingTimeout(10*time.Second)),
+	); err != nil {
+		t.Fatalf("a wrong token did not say unauthorized: %v", err)
 	}
 }
 

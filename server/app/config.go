@@ -134,8 +134,8 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("LIMIT_RAISE_DELAY must not be negative, got %s", c.Wallet.RaiseDelay)
 	case *grace <= 0:
 		return c, fmt.Errorf("GRACE must be positive, got %s", *grace)
-	case *lease < 3*time.Second:
-		return c, fmt.Errorf("LEASE_TTL must be at least 3s, got %s", *lease)
+	case *lease < time.Second:
+		return c, fmt.Errorf("LEASE_TTL must be at least 1s, got %s", *lease)
 	case c.ReplicaAcks < 0:
 		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
 	}

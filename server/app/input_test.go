@@ -37,7 +37,7 @@ func TestBadInputIsRefusedAndHarmless(t *testing.T) {
 		{`{"type":"box","id":"14","game":"g","box":7}`, protocol.CodeBadRequest},
 		{`{"type":"box","id":"15","game":"g","box":1}`, protocol.CodeNotYourTurn},
 		{`{"type":"hello","id":"16","token":"x"}`, protocol.CodeBadRequest},
-		{`{"type":"deposit","id":"17","amount":-5,"op":"x"}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"17","amount":-5,"op":"x"}`, protocol.CodeBadAmount},
 		{`{"type":"ticket","grids":[{"picks":[1,2,3],"stake":100}]}`, protocol.CodeBadRequest},
 		{`{"type":"game","id":"18","game":"nope"}`, protocol.CodeNoSuchGame},
 		{`{"type":"ticket","id":"19","grids":[{"picks":[1,2,3],"stake":1e400}]}`, protocol.CodeBadRequest},
@@ -149,20 +149,40 @@ func TestMoneyRefusals(t *testing.T) {
 		t.Fatalf("over the loss limit: %v", err)
 	}
 
-	// Self-exclusion for an hour.
-	until := time.Now().Add(time.Hour).UnixMilli()
-	if _, err := c.Request(ctx, &protocol.Request{Type: protocol.TSetLimit, Kind: "excluded_until", Value: until}); err != nil {
-		t.Fatal(err)
-	}
-	sum, _ = c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(50, 1, 2, 3)}})
-	_, err = c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket})
-	if e, _ := err.(*protocol.Error); e == nil || e.Reason != "self_excluded" {
-		t.Fatalf("self-excluded: %v", err)
-	}
 	// Deposits over the weekly cap are refused with the room left.
 	_, err = c.Request(ctx, &protocol.Request{Type: protocol.TDeposit, Amount: 200_000, Op: "big"})
 	if e, _ := err.(*protocol.Error); e == nil || e.Reason != "deposit_cap" || e.Available <= 0 {
 		t.Fatalf("deposit over the cap: %v", err)
+	}
+
+	// Self-exclusion for two days takes effect at once: a ticket built
+	// before cannot be confirmed, no new ticket, no deposit; it cannot be
+	// shortened or extended; withdrawals stay possible.
+	before, _ := c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(50, 1, 2, 3)}})
+	until := time.Now().Add(48 * time.Hour).UnixMilli()
+	if _, err := c.Request(ctx, &protocol.Request{Type: protocol.TSetLimit, Kind: "excluded_until", Value: until}); err != nil {
+		t.Fatal(err)
+	}
+	excluded := func(what string, err error) {
+		t.Helper()
+		if e, _ := err.(*protocol.Error); e == nil || e.Code != protocol.CodeLimitReached || e.Reason != "self_excluded" || e.Limit != until {
+			t.Fatalf("%s while self-excluded: %v", what, err)
+		}
+	}
+	_, err = c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: before.Ticket})
+	excluded("confirm", err)
+	_, err = c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(50, 1, 2, 3)}})
+	excluded("ticket", err)
+	_, err = c.Request(ctx, &protocol.Request{Type: protocol.TDeposit, Amount: 100, Op: "while-excluded"})
+	excluded("deposit", err)
+	for _, other := range []int64{until - 3_600_000, until + 86_400_000} {
+		_, err = c.Request(ctx, &protocol.Request{Type: protocol.TSetLimit, Kind: "excluded_until", Value: other})
+		if e, _ := err.(*protocol.Error); e == nil || e.Code != protocol.CodeExclusion || e.Limit != until {
+			t.Fatalf("changing a running exclusion: %v", err)
+		}
+	}
+	if _, err := ts.app.Store.Cashier(ctx, "withdraw", "poor", "out", 10); err != nil {
+		t.Fatalf("withdrawal while self-excluded: %v", err)
 	}
 	ts.checkBooks()
 }

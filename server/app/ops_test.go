@@ -1,56 +1,176 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// The operator's cashier and books API: token required, idempotent moves,
-// typed refusals.
+// opsCall sends an ops API request; auth is the whole Authorization header.
+func opsCall(t *testing.T, ts *testServer, method, path, auth, body string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.base+path, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil && resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("%s %s: %d, body is not JSON: %v", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+// The operator's cashier and books API: the bearer token in the header
+// only, idempotency as Stripe defines it, typed JSON errors.
 func TestOpsAPI(t *testing.T) {
 	ts := startServer(t, nil)
-	call := func(method, path, token, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, ts.base+path, strings.NewReader(body))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+	tok := ts.app.Cfg.OpsToken
+	auth := "Bearer " + tok
+	call := func(method, path, body string) (int, http.Header, map[string]any) {
+		return opsCall(t, ts, method, path, auth, body)
+	}
+	for _, a := range []string{"", "Bearer wrong", tok, "Basic " + tok} {
+		if code, _, out := opsCall(t, ts, "POST", "/api/ops/deposit", a, `{"player":"ann","amount":500,"op":"1"}`); code != 401 || out["code"] != "unauthorized" {
+			t.Fatalf("deposit with Authorization %q: %d %v", a, code, out)
 		}
-		resp, err := http.DefaultClient.Do(req)
+	}
+	if code, _, _ := opsCall(t, ts, "POST", "/api/ops/deposit?token="+tok, "", `{"player":"ann","amount":500,"op":"1"}`); code != 401 {
+		t.Fatalf("token in the URL accepted: %d", code)
+	}
+	code, hdr, out := call("POST", "/api/ops/deposit", `{"player":"ann","amount":500,"op":"1"}`)
+	if code != 200 || out["balance"].(float64) != 500 || out["replay"] != false || hdr.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("deposit: %d %v", code, out)
+	}
+	code, hdr, out = call("POST", "/api/ops/deposit", `{"player":"ann","amount":500,"op":"1"}`)
+	if code != 200 || out["balance"].(float64) != 500 || out["replay"] != true || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replayed deposit: %d %v", code, out)
+	}
+	// The same op for anything else is a conflict; nothing moves.
+	for _, body := range []string{
+		`{"player":"ann","amount":700,"op":"1"}`,
+		`{"player":"bob","amount":500,"op":"1"}`,
+	} {
+		if code, _, out := call("POST", "/api/ops/deposit", body); code != 409 || out["code"] != "op_conflict" || out["message"] == "" {
+			t.Fatalf("%s: %d %v", body, code, out)
+		}
+	}
+	if code, _, out := call("POST", "/api/ops/withdraw", `{"player":"ann","amount":500,"op":"1"}`); code != 409 || out["code"] != "op_conflict" {
+		t.Fatalf("a withdrawal with a deposit's op: %d %v", code, out)
+	}
+	// Without op, nothing is credited — the first time or any other.
+	for range 2 {
+		if code, _, out := call("POST", "/api/ops/deposit", `{"player":"ann","amount":700}`); code != 400 || out["code"] != "missing_op" {
+			t.Fatalf("deposit without op: %d %v", code, out)
+		}
+	}
+	for body, want := range map[string]string{
+		`{"player":"ann","amount":500,"op":"c","currency":"USD"}`:            "bad_request",
+		`{"player":"ann","amount":5.5,"op":"c"}`:                             "bad_request",
+		`{"player":"ann","amount":"500","op":"c"}`:                           "bad_request",
+		`{"player":"ann","amount":500,"op":"c"}]`:                            "bad_request",
+		`{"player":"ann","amount":100000001,"op":"c"}`:                       "bad_amount",
+		`{"player":"ann","amount":9223372036854775807,"op":"c"}`:             "bad_amount",
+		`{"player":"ann","amount":0,"op":"c"}`:                               "bad_amount",
+		`{"player":"a}b","amount":5,"op":"c"}`:                               "bad_request",
+		`{"player":"ann","amount":5,"op":"` + strings.Repeat("o", 65) + `"}`: "missing_op",
+	} {
+		if code, _, out := call("POST", "/api/ops/deposit", body); code != 400 || out["code"] != want || out["message"] == "" {
+			t.Errorf("%s: %d %v, want 400 %s", body, code, out, want)
+		}
+	}
+	if code, _, out := call("POST", "/api/ops/withdraw", `{"player":"ann","amount":900,"op":"w1"}`); code != 422 || out["code"] != "insufficient_funds" || out["available"].(float64) != 500 {
+		t.Fatalf("overdraw: %d %v", code, out)
+	}
+	if code, _, out := call("POST", "/api/ops/withdraw", `{"player":"ann","amount":200,"op":"w2"}`); code != 200 || out["balance"].(float64) != 300 {
+		t.Fatalf("withdraw: %d %v", code, out)
+	}
+	if ts.balance("ann") != 300 || ts.balance("bob") != 0 {
+		t.Fatalf("balances %d %d, want 300 0", ts.balance("ann"), ts.balance("bob"))
+	}
+	if code, _, out := call("GET", "/api/ops/books", ""); code != 200 || out["balanced"] != true {
+		t.Fatalf("books: %d %v", code, out)
+	}
+
+	// Twenty concurrent deposits to one player are all credited.
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, _, out := call("POST", "/api/ops/deposit", fmt.Sprintf(`{"player":"cal","amount":100,"op":"cal-%d"}`, i)); code != 200 {
+				t.Errorf("concurrent deposit %d: %d %v", i, code, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if ts.balance("cal") != 2000 {
+		t.Fatalf("20 concurrent deposits of 1 € credited %d cents", ts.balance("cal"))
+	}
+	ts.checkBooks()
+}
+
+// The ops page's feed takes a session cookie obtained with the bearer
+// token, never the token in its URL.
+func TestOpsSessionCookie(t *testing.T) {
+	ts := startServer(t, nil)
+	get := func(path string, c *http.Cookie) int {
+		req, _ := http.NewRequest("GET", ts.base+path, nil)
+		if c != nil {
+			req.AddCookie(c)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		var out map[string]any
-		json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out
+		resp.Body.Close()
+		return resp.StatusCode
 	}
-	tok := ts.app.Cfg.OpsToken
-	if code, _ := call("POST", "/api/ops/deposit", "", `{"player":"ann","amount":500,"op":"1"}`); code != 401 {
-		t.Fatalf("deposit without token: %d", code)
+	if code := get("/ops/feed?token="+ts.app.Cfg.OpsToken, nil); code != 401 {
+		t.Fatalf("feed with ?token=: %d", code)
 	}
-	if code, _ := call("POST", "/api/ops/deposit", "wrong", `{"player":"ann","amount":500,"op":"1"}`); code != 401 {
-		t.Fatalf("deposit with a wrong token: %d", code)
+	req, _ := http.NewRequest("POST", ts.base+"/api/ops/login", nil)
+	req.Header.Set("Authorization", "Bearer "+ts.app.Cfg.OpsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 0; i < 2; i++ { // the same op twice moves money once
-		if code, out := call("POST", "/api/ops/deposit", tok, `{"player":"ann","amount":500,"op":"1"}`); code != 200 || out["balance"].(float64) != 500 {
-			t.Fatalf("deposit: %d %v", code, out)
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "keno_ops" {
+			cookie = c
 		}
 	}
-	if code, out := call("POST", "/api/ops/withdraw", tok, `{"player":"ann","amount":900,"op":"w1"}`); code != 409 || out["error"] != "insufficient_funds" || out["available"].(float64) != 500 {
-		t.Fatalf("overdraw: %d %v", code, out)
+	if resp.StatusCode != 204 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d %+v", resp.StatusCode, cookie)
 	}
-	if code, out := call("POST", "/api/ops/withdraw", tok, `{"player":"ann","amount":200,"op":"w2"}`); code != 200 || out["balance"].(float64) != 300 {
-		t.Fatalf("withdraw: %d %v", code, out)
+	if code := get("/ops/feed", cookie); code != 200 {
+		t.Fatalf("feed with the session cookie: %d", code)
 	}
-	if code, out := call("GET", "/api/ops/books", tok, ""); code != 200 || out["balanced"] != true {
-		t.Fatalf("books: %d %v", code, out)
+	forged := *cookie
+	forged.Value = "99999999999" + cookie.Value[strings.IndexByte(cookie.Value, '.'):]
+	if code := get("/ops/feed", &forged); code != 401 {
+		t.Fatalf("feed with a forged cookie: %d", code)
 	}
-	if code, _ := call("POST", "/api/ops/deposit", tok, `{"player":"a}b","amount":5,"op":"x"}`); code != 400 {
-		t.Fatalf("bad player id: %d", code)
+	// The cookie is the page's only: the cashier wants the bearer token.
+	req, _ = http.NewRequest("POST", ts.base+"/api/ops/deposit", strings.NewReader(`{"player":"ann","amount":5,"op":"k"}`))
+	req.AddCookie(cookie)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("cashier with the cookie: %v %v", resp, err)
 	}
 }
 

@@ -99,14 +99,33 @@ func hexSum(h hash.Hash, pool *sync.Pool, parts ...string) string {
 	return out
 }
 
+// Tag seals a stored copy of something the journal holds (a game record,
+// its settlement): HMAC-SHA256 over the parts, each followed by a newline.
+// A copy whose tag does not match was altered outside the server.
+func (s *Sealer) Tag(parts ...string) string {
+	lines := make([]string, 0, 2*len(parts))
+	for _, p := range parts {
+		lines = append(lines, p, "\n")
+	}
+	return hexSum(s.macs.Get().(hash.Hash), &s.macs, lines...)
+}
+
+// ValidTag reports whether tag seals parts.
+func (s *Sealer) ValidTag(tag string, parts ...string) bool {
+	return hmac.Equal([]byte(tag), []byte(s.Tag(parts...)))
+}
+
 // Problem is one defect found by Verify.
 type Problem struct {
-	Index int    // position in the stored order
+	Index int    // position in the stored order; -1: not about one entry (the account, a stored record)
 	Seq   int64  // the entry's claimed sequence number
 	What  string // what is wrong
 }
 
 func (p Problem) String() string {
+	if p.Index < 0 {
+		return p.What
+	}
 	return fmt.Sprintf("entry #%d (seq %d): %s", p.Index, p.Seq, p.What)
 }
 

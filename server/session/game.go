@@ -43,7 +43,17 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 			close(done)
 		}()
 		var ticketWin int64
-		for _, g := range games {
+		for i, g := range games {
+			if g.Index > 0 && (i == 0 || g.Ticket != games[i-1].Ticket) {
+				// A ticket resumed part-way: its total counts the games
+				// settled before, while the player was away.
+				won, err := s.settledWins(g.Ticket, g.Index)
+				if err != nil {
+					s.hub.log.Error().Err(err).Str("ticket", g.Ticket).Msg("read a resumed ticket's earlier games")
+					return // the game stays open; the player's next connection resumes it
+				}
+				ticketWin = won
+			}
 			win, balance, ok := s.playGame(g, resumed)
 			if !ok {
 				return // the session ended or Redis failed: the game stays open for recovery
@@ -55,6 +65,23 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 			}
 		}
 	})
+}
+
+// settledWins sums the wins of a ticket's first n games (all settled).
+func (s *Session) settledWins(ticket string, n int) (int64, error) {
+	s.letGo() // what is due goes out before the Redis round trips
+	defer s.hold()
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	var sum int64
+	for i := range n {
+		g, err := s.hub.store.Game(ctx, s.player, gameID(ticket, i))
+		if err != nil {
+			return 0, err
+		}
+		sum += g.Win
+	}
+	return sum, nil
 }
 
 // pacer schedules timed messages from a start instant; an instant pacer
@@ -212,7 +239,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 	var st wallet.Settlement
 	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		st, err = s.hub.store.Settle(ctx, s.player, s.fence, g.ID, res)
+		st, err = s.hub.store.Settle(ctx, s.player, s.fenceToken(), g.ID, res)
 		s.hub.metrics.ObserveRedis("settle", t0, err)
 		return err
 	})
@@ -318,7 +345,7 @@ func (s *Session) record(game, reqID, field, value string) bool {
 	defer cancel()
 	err := retryTransient(ctx, func() error {
 		t0 := time.Now()
-		err := s.hub.store.Choose(ctx, s.player, s.fence, game, field, value)
+		err := s.hub.store.Choose(ctx, s.player, s.fenceToken(), game, field, value)
 		s.hub.metrics.ObserveRedis("choose", t0, err)
 		return err
 	})

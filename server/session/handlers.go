@@ -178,7 +178,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	var balance int64
 	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fence, tk)
+		balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fenceToken(), tk)
 		s.hub.metrics.ObserveRedis("bet", t0, err)
 		return err
 	})

@@ -177,17 +177,27 @@ func retryAfter(d time.Duration) string {
 }
 
 // register makes s the player's session on this server and tells every
-// other server (and this one) that older sessions are over.
-func (h *Hub) register(s *Session) {
+// other server (and this one) that older sessions are over. Fencing tokens
+// grow with every claim, so the newest connection is the one with the
+// largest: of two connections racing, the older one is taken over, in
+// whichever order they get here — and never both. It returns false when s
+// itself was the older one.
+func (h *Hub) register(s *Session) bool {
 	h.mu.Lock()
 	old := h.sessions[s.player]
+	if old != nil && old.fence.Load() > s.fence.Load() {
+		h.mu.Unlock()
+		s.takenOver()
+		return false
+	}
 	h.sessions[s.player] = s
 	h.mu.Unlock()
 	if old != nil && old != s {
 		old.takenOver()
 	}
 	h.metrics.Sessions.Inc()
-	h.store.Redis().Publish(context.Background(), takeoverChannel, s.player+"|"+s.fence)
+	h.store.Redis().Publish(context.Background(), takeoverChannel, s.player+"|"+s.fenceToken())
+	return true
 }
 
 func (h *Hub) unregister(s *Session) {
@@ -225,9 +235,10 @@ func (h *Hub) Reap(ctx context.Context) {
 			}
 		}
 		h.mu.Unlock()
+		// A silent peer is gone: it will not answer a close handshake, so
+		// its connections are dropped at once, all of them together.
 		for _, s := range dead {
-			s.conn.Close(websocket.StatusPolicyViolation, "no message for too long")
-			s.cancel()
+			s.cancel() // closes the connection (see newSession)
 		}
 	})
 }
@@ -252,7 +263,7 @@ func (h *Hub) KeepLeases(ctx context.Context) {
 		h.mu.Unlock()
 		leases := make([]wallet.Lease, len(sessions))
 		for i, s := range sessions {
-			leases[i] = wallet.Lease{Player: s.player, Token: s.fence}
+			leases[i] = wallet.Lease{Player: s.player, Token: s.fenceToken()}
 		}
 		lost, err := h.store.RenewAll(ctx, leases, h.cfg.LeaseTTL)
 		if err != nil {
@@ -260,7 +271,7 @@ func (h *Hub) KeepLeases(ctx context.Context) {
 			return
 		}
 		for _, i := range lost {
-			sessions[i].takenOver()
+			go sessions[i].leaseLost()
 		}
 	})
 }
@@ -281,11 +292,12 @@ func (h *Hub) ListenTakeovers(ctx context.Context) {
 			if !ok {
 				return
 			}
-			player, fence, _ := strings.Cut(m.Payload, "|")
+			player, tok, _ := strings.Cut(m.Payload, "|")
+			fence, _ := strconv.ParseInt(tok, 10, 64)
 			h.mu.Lock()
 			s := h.sessions[player]
 			h.mu.Unlock()
-			if s != nil && s.fence != fence {
+			if s != nil && s.fence.Load() < fence { // only a newer claim takes over
 				s.takenOver()
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +33,11 @@ type Session struct {
 
 	// Set once by hello, read-only afterwards.
 	player  string
-	fence   string
 	version int
+
+	// The ownership lease's fencing token (wallet.Claim): set by hello,
+	// renewed by a reclaim after a lapsed lease (leaseLost).
+	fence atomic.Int64
 
 	refusals  int          // consecutive refused messages (sustained abuse closes)
 	leaseSlot int          // which round of the lease keeper renews this one
@@ -179,7 +183,7 @@ func (s *Session) cleanup() {
 				}
 				s.hub.store.IndexOpen(ctx, s.player, ids, time.Now().Add(s.hub.cfg.Grace))
 			}
-			s.hub.store.Release(ctx, s.player, s.fence)
+			s.hub.store.Release(ctx, s.player, s.fenceToken())
 		}
 		s.hub.unregister(s)
 	}
@@ -249,7 +253,9 @@ func (s *Session) refuse(id string, e *protocol.Error) {
 	}
 }
 
-// takenOver ends this session because the player connected again.
+// takenOver ends this session because the player connected again. It
+// does not wait for the old peer (which may be dead): the farewell and
+// the close handshake run on their own goroutine.
 func (s *Session) takenOver() {
 	s.mu.Lock()
 	if s.replaced {
@@ -259,10 +265,50 @@ func (s *Session) takenOver() {
 	s.replaced = true
 	s.mu.Unlock()
 	s.hub.metrics.TakenOver.Inc()
-	s.send(&protocol.Message{Type: protocol.TTakenOver, Text: "You connected from another window or device; this one is closed."})
-	s.conn.Close(websocket.StatusCode(4001), "session taken over")
-	s.cancel()
+	s.end(&protocol.Message{Type: protocol.TTakenOver, Text: "You connected from another window or device; this one is closed."},
+		websocket.StatusCode(4001), "session taken over")
 }
+
+// end says goodbye with m and closes with code, without making the caller
+// wait for the peer's side of the close handshake (up to 5 s).
+func (s *Session) end(m *protocol.Message, code websocket.StatusCode, reason string) {
+	go func() {
+		s.send(m)
+		s.conn.Close(code, reason)
+		s.cancel()
+	}()
+}
+
+// leaseLost handles a lease that could not be renewed. A takeover by
+// another connection is announced (ListenTakeovers), so this is a lapse —
+// Redis was unreachable or restarted — and nobody else plays for the
+// player: the session claims the lease again and goes on. If someone does
+// own it now, the session cannot go on safely; the player is told that the
+// server had a problem and to reconnect, which is not a takeover.
+func (s *Session) leaseLost() {
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	tok, err := s.hub.store.ClaimIfFree(ctx, s.player, s.hub.cfg.LeaseTTL)
+	if err == nil && tok != "" {
+		s.setFence(tok)
+		s.hub.log.Warn().Str("player", s.player).Msg("lease had lapsed; claimed again")
+		return
+	}
+	s.hub.log.Warn().Err(err).Str("player", s.player).Msg("lease lost to another owner; closing the session")
+	s.mu.Lock()
+	s.replaced = true // the lease is not ours: cleanup must not release it
+	s.mu.Unlock()
+	s.end(&protocol.Message{Type: protocol.TError, Error: protocol.Errf(protocol.CodeServerProblem,
+		"The connection to your game was interrupted by a problem on our side. Reconnect: your games are safe and resume where they were.")},
+		websocket.StatusTryAgainLater, "lease lost")
+}
+
+func (s *Session) setFence(tok string) {
+	n, _ := strconv.ParseInt(tok, 10, 64)
+	s.fence.Store(n)
+}
+
+func (s *Session) fenceToken() string { return strconv.FormatInt(s.fence.Load(), 10) }
 
 // drain waits (within ctx) until no reveal is streaming — no game, or the
 // game waits for a choice whose offer is out — then closes.
@@ -419,8 +465,11 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	}); err != nil {
 		return err
 	}
-	s.player, s.fence = player, fence
-	s.hub.register(s)
+	s.player = player
+	s.setFence(fence)
+	if !s.hub.register(s) {
+		return nil // a newer connection of the player won the race: this one is closing
+	}
 	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
 
 	// Three independent reads at once. The open games are looked up before

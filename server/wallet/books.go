@@ -104,26 +104,10 @@ func readJournal(ctx context.Context, c redis.Cmdable, key string) ([]journal.En
 	return out, nil
 }
 
-// JournalReport is the verification of one player's journal.
+// JournalReport is the verification of one player: the journal and
+// everything stored beside it (see Verify).
 type JournalReport struct {
 	Player   string
 	Entries  int
 	Problems []journal.Problem
-}
-
-// VerifyJournals walks every player's journal and reports each one's
-// problems (only the damaged ones are returned, with the total count).
-func (s *Store) VerifyJournals(ctx context.Context) (checked int, damaged []JournalReport, err error) {
-	err = scanKeys(ctx, s.rdb, "{p:*}:journal", func(c *redis.Client, key string) error {
-		entries, err := readJournal(ctx, c, key)
-		if err != nil {
-			return err
-		}
-		checked++
-		if p := s.seal.Verify(entries); len(p) > 0 {
-			damaged = append(damaged, JournalReport{playerOf(key), len(entries), p})
-		}
-		return nil
-	})
-	return checked, damaged, err
 }

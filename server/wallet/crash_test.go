@@ -121,7 +121,7 @@ func TestRedisCrashMidLoad(t *testing.T) {
 			t.Errorf("%s: %d games left open", player, len(open))
 		}
 	}
-	if _, damaged, _ := s.VerifyJournals(ctx); len(damaged) != 0 {
+	if _, damaged, _ := s.Verify(ctx); len(damaged) != 0 {
 		t.Errorf("journals damaged by the crash: %+v", damaged)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -71,7 +72,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		}
 		recs[i] = rec
 		keys = append(keys, k.game(g.ID))
-		games = append(games, g.ID, rec)
+		games = append(games, g.ID, rec, s.seal.Tag("game", g.ID, string(rec)))
 	}
 	interval, tolerance := s.cfg.BetRate.gcra()
 	payload := struct {
@@ -150,6 +151,7 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 	}{gameID, res.Win, result}
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
+		args = append(args, settleTag(s.seal, gameID, res.Win, string(result)))
 		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...)
 	})
 	if err != nil {
@@ -188,9 +190,24 @@ func (g *GameState) Choices() engine.Choices {
 	return c
 }
 
-func parseGame(m map[string]string) (*GameState, error) {
+// settleTag seals a settlement as stored on the game's record.
+func settleTag(seal *journal.Sealer, gameID string, win int64, result string) string {
+	return seal.Tag("settle", gameID, strconv.FormatInt(win, 10), result)
+}
+
+// ErrDamaged: a stored game record does not carry a valid seal — it was
+// altered outside the server. It is never shown; verify says more.
+var ErrDamaged = &Error{Code: "record_damaged"}
+
+// parseGame reads a stored game, refusing one whose record or settlement
+// is not what was sealed: a player is only ever shown what was sealed.
+func (s *Store) parseGame(id string, m map[string]string) (*GameState, error) {
 	if len(m) == 0 {
 		return nil, ErrNoGame
+	}
+	if !s.seal.ValidTag(m["tag"], "game", id, m["rec"]) ||
+		(m["status"] == "settled" && !s.seal.ValidTag(m["stag"], "settle", id, m["win"], m["result"])) {
+		return nil, fmt.Errorf("game %s: %w", id, ErrDamaged)
 	}
 	g := &GameState{Status: m["status"]}
 	if err := json.Unmarshal([]byte(m["rec"]), &g.GameRecord); err != nil {
@@ -209,6 +226,14 @@ func parseGame(m map[string]string) (*GameState, error) {
 		if err := json.Unmarshal([]byte(v), g.Result); err != nil {
 			return nil, err
 		}
+		// A settled game's choices are shown as its sealed result holds them.
+		if g.Continue != nil {
+			g.Continue = &g.Result.Continued
+		}
+		g.Box = nil
+		if g.Result.Box >= 0 {
+			g.Box = &g.Result.Box
+		}
 	}
 	g.Win, _ = strconv.ParseInt(m["win"], 10, 64)
 	g.Settled, _ = strconv.ParseInt(m["settled"], 10, 64)
@@ -225,7 +250,7 @@ func (s *Store) Game(ctx context.Context, player, gameID string) (*GameState, er
 	if err != nil {
 		return nil, err
 	}
-	return parseGame(m)
+	return s.parseGame(gameID, m)
 }
 
 // OpenGames returns the player's unsettled games, oldest first (ticket
@@ -256,8 +281,8 @@ func (s *Store) games(ctx context.Context, k keys, ids []string) ([]*GameState, 
 		}
 	}
 	var out []*GameState
-	for _, c := range cmds {
-		g, err := parseGame(c.Val())
+	for i, c := range cmds {
+		g, err := s.parseGame(ids[i], c.Val())
 		if errors.Is(err, ErrNoGame) {
 			continue // expired from history
 		}

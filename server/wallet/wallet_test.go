@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -474,7 +475,7 @@ func TestJournalSealedAndVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		checked, damaged, err := s.VerifyJournals(ctx)
+		checked, damaged, err := s.Verify(ctx)
 		if err != nil || checked != 1 || len(damaged) != 0 {
 			t.Fatalf("verify intact: %d %v %v", checked, damaged, err)
 		}
@@ -493,7 +494,7 @@ func TestJournalSealedAndVerified(t *testing.T) {
 			}
 			s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: m.ID, Values: m.Values})
 		}
-		_, damaged, _ = s.VerifyJournals(ctx)
+		_, damaged, _ = s.Verify(ctx)
 		if len(damaged) != 1 || damaged[0].Player != "fay" || damaged[0].Problems[0].Seq != 2 {
 			t.Fatalf("altered entry not caught: %+v", damaged)
 		}
@@ -586,4 +587,100 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Verify holds the account, the journal's tail and every stored game
+// record to the sealed journal: each kind of tampering is reported, and a
+// tampered record is never shown.
+func TestVerifyCatchesTampering(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		// play gives a player a deposit, a settled 2-game ticket (a box
+		// chosen in the first game) and an open 1-game ticket.
+		play := func(player string) (settled, open string) {
+			s.Deposit(ctx, player, "d", 5000)
+			fence, _ := s.Claim(ctx, player, time.Minute)
+			tk := ticket(t, player, player+"-t", 2, 100)
+			if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
+				t.Fatal(err)
+			}
+			s.Choose(ctx, player, fence, tk.Games[0].ID, ChoiceBox, "2")
+			for i, c := range []engine.Choices{{Box: 2}, {}} {
+				res, _ := engine.Default().Settle(&tk.Games[i].Outcome, c)
+				if _, err := s.Settle(ctx, player, fence, tk.Games[i].ID, res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Deposit(ctx, player, "d2", 100)
+			tk2 := ticket(t, player, player+"-u", 1, 100)
+			if _, _, err := s.PlaceBet(ctx, player, fence, tk2); err != nil {
+				t.Fatal(err)
+			}
+			return tk.Games[0].ID, tk2.Games[0].ID
+		}
+		k := func(p string) keys { return keysOf(p) }
+		cases := []struct {
+			name   string
+			tamper func(p, settled, open string)
+			want   string
+		}{
+			{"newest entry deleted", func(p, _, _ string) {
+				last, _ := s.rdb.XRevRangeN(ctx, k(p).journal(), "+", "-", 1).Result()
+				s.rdb.XDel(ctx, k(p).journal(), last[0].ID)
+			}, "journal tail missing"},
+			{"newest three deleted", func(p, _, _ string) {
+				last, _ := s.rdb.XRevRangeN(ctx, k(p).journal(), "+", "-", 3).Result()
+				for _, m := range last {
+					s.rdb.XDel(ctx, k(p).journal(), m.ID)
+				}
+			}, "journal tail missing"},
+			{"whole journal deleted", func(p, _, _ string) { s.rdb.Del(ctx, k(p).journal()) }, "journal missing"},
+			{"record altered", func(p, settled, _ string) {
+				rec, _ := s.rdb.HGet(ctx, k(p).game(settled), "rec").Result()
+				s.rdb.HSet(ctx, k(p).game(settled), "rec", strings.Replace(rec, `"boxes":[`, `"boxes":[77700,`, 1))
+			}, "record altered"},
+			{"win altered", func(p, settled, _ string) { s.rdb.HSet(ctx, k(p).game(settled), "win", "999999") }, "settlement altered"},
+			{"choice altered", func(p, settled, _ string) { s.rdb.HSet(ctx, k(p).game(settled), ChoiceBox, "4") }, "choice box"},
+			{"open record deleted", func(p, _, open string) { s.rdb.Del(ctx, k(p).game(open)) }, "open, but its record is missing"},
+			{"balance altered", func(p, _, _ string) { s.rdb.HIncrBy(ctx, k(p).acct(), "balance", 10_000) }, "account differs from its journal"},
+			{"record forged", func(p, settled, _ string) {
+				m, _ := s.rdb.HGetAll(ctx, k(p).game(settled)).Result()
+				s.rdb.HSet(ctx, k(p).game("forged-0"), m)
+			}, "game forged-0: a stored record that no sealed bet placed"},
+		}
+		for i, tc := range cases {
+			p := fmt.Sprint("v", i)
+			settled, open := play(p)
+			if _, damaged, err := s.Verify(ctx); err != nil || len(damaged) != 0 {
+				t.Fatalf("%s: intact player reported: %+v %v", tc.name, damaged, err)
+			}
+			tc.tamper(p, settled, open)
+			_, damaged, err := s.Verify(ctx)
+			if err != nil || len(damaged) != 1 || damaged[0].Player != p || !strings.Contains(fmt.Sprint(damaged[0].Problems), tc.want) {
+				t.Errorf("%s: want a report of %q for %s, got %+v %v", tc.name, tc.want, p, damaged, err)
+			}
+			if tc.name == "record altered" || tc.name == "win altered" {
+				// What a player would be shown is refused, not the altered copy.
+				if _, err := s.Game(ctx, p, settled); !errors.Is(err, ErrDamaged) {
+					t.Errorf("%s: Game shows the altered record: %v", tc.name, err)
+				}
+				if _, err := s.History(ctx, p, 0, 10); !errors.Is(err, ErrDamaged) {
+					t.Errorf("%s: History shows the altered record: %v", tc.name, err)
+				}
+			}
+			if tc.name == "choice altered" { // a settled game shows the choice its sealed result holds
+				g, err := s.Game(ctx, p, settled)
+				if err != nil || (g.Box != nil) != (g.Result.Box >= 0) || (g.Box != nil && *g.Box != g.Result.Box) || (g.Box != nil && *g.Box == 4) {
+					t.Errorf("%s: shown %+v %v", tc.name, g, err)
+				}
+			}
+			for _, key := range []string{k(p).acct(), k(p).journal()} { // out of the next cases' way
+				s.rdb.Del(ctx, key)
+			}
+			ids, _ := s.rdb.Keys(ctx, "{p:"+p+"}:game:*").Result()
+			for _, id := range ids {
+				s.rdb.Del(ctx, id)
+			}
+		}
+	})
 }

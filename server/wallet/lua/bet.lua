@@ -3,7 +3,7 @@
 -- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms), op ttl(s),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
---       journal(5), then per game: game id, record (JSON)
+--       journal(5), then per game: game id, record (JSON), seal tag of the record
 local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
@@ -54,10 +54,10 @@ if tonumber(j.seq) % 32 == 0 then -- trim the 31-day history now and then, not o
   redis.call('ZREMRANGEBYSCORE', hist, '-inf', cutoff)
 end
 local n = 0
-for i = first, #ARGV, 2 do
+for i = first, #ARGV, 3 do
   n = n + 1
   local gid = ARGV[i]
-  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'status', 'open', 'created', now)
+  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'created', now)
   redis.call('ZADD', hist, now + n, gid)
   redis.call('SADD', open, gid)
 end

@@ -1,6 +1,6 @@
 -- Pays a finished game exactly once (idempotent by game id).
 -- KEYS: acct, journal, ledger, game, loss(day), owner, open
--- ARGV: now(ms), fence, game id, win, result (JSON), day ttl(s), settled ttl(s), journal(5)
+-- ARGV: now(ms), fence, game id, win, result (JSON), day ttl(s), settled ttl(s), journal(5), seal tag of the settlement
 local acct, jkey, lkey, game, loss, owner, open = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local now, fence, gid, win, result = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local dayttl, keep = ARGV[6], ARGV[7]
@@ -15,7 +15,7 @@ if bad then return bad end
 
 local bal = a.balance + win
 add_loss(loss, 0 - win, dayttl) -- not -win: Lua's -0 reaches Redis as "-0"
-redis.call('HSET', game, 'status', 'settled', 'win', win, 'result', result, 'settled', now)
+redis.call('HSET', game, 'status', 'settled', 'win', ARGV[4], 'result', result, 'settled', now, 'stag', ARGV[13])
 redis.call('EXPIRE', game, keep)
 redis.call('SREM', open, gid)
 ledger(lkey, now, 'win', win, bal, gid)
