@@ -328,6 +328,10 @@ async function openLimits() {
       (l.excluded_until > Date.now() ? ` Excluded until ${new Date(l.excluded_until).toLocaleString()}.` : "");
     $("#lim-cap").value = l.deposit_cap / 100;
     $("#lim-loss").value = l.loss_limit < 0 ? "" : l.loss_limit / 100;
+    // A running self-exclusion can be neither shortened nor extended: the
+    // field is emptied and locked, so saving the form again leaves it alone.
+    $("#lim-excl").value = 0;
+    $("#lim-excl").disabled = l.excluded_until > Date.now();
     if (!$("#limits-dialog").open) $("#limits-dialog").showModal();
   } catch (e) {
     explain(e);
@@ -340,7 +344,7 @@ async function saveLimits(ev) {
     if ($("#lim-cap").value !== "") await state.client.setLimit("deposit_cap", Math.round(+$("#lim-cap").value * 100));
     if ($("#lim-loss").value !== "") await state.client.setLimit("loss_limit", Math.round(+$("#lim-loss").value * 100));
     const days = +$("#lim-excl").value;
-    if (days > 0) await state.client.setLimit("excluded_until", Date.now() + days * 86400000);
+    if (days > 0 && !$("#lim-excl").disabled) await state.client.setLimit("excluded_until", Date.now() + days * 86400000);
     await openLimits();
     say("Limits saved.");
   } catch (e) {

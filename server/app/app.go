@@ -251,9 +251,9 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	if a.Cfg.PprofAddr != "" {
 		go a.servePprof(bg)
 	}
-	// Idle keep-alive connections go after 30 s (a WebSocket, once
+	// Idle keep-alive connections go after HTTPIdle (a WebSocket, once
 	// upgraded, is the session's to time out: see Hub.Reap).
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: a.Cfg.HTTPIdle}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	a.Log.Info().Str("addr", l.Addr().String()).Str("mode", a.Cfg.Mode).Str("profile", a.Cfg.Profile).Msg("keno server listening")

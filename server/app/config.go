@@ -39,6 +39,7 @@ type Config struct {
 	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
 	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
+	HTTPIdle    time.Duration // an idle HTTP keep-alive connection is closed after this
 	PprofAddr   string        // PPROF_ADDR: Go profiler on a separate (loopback) listener; empty: off
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
 	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
@@ -152,6 +153,7 @@ func ParseConfig(args []string) (Config, error) {
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
 	c.DrainGrace = 10 * time.Second
+	c.HTTPIdle = 30 * time.Second
 	switch *pretty {
 	case "pretty":
 		c.LogPretty = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"keno/engine"
 	"keno/protocol"
@@ -175,4 +176,38 @@ func TestMultiGridTicket(t *testing.T) {
 		t.Fatalf("ticket: %d games, done %+v, balance %d", len(log.Games), log.Done, ts.balance("multi"))
 	}
 	ts.checkBooks()
+}
+
+// A ticket resumed after a reconnection ends with the whole ticket's win,
+// the games settled before the break included.
+func TestTicketDoneAfterReconnectCountsTheWholeTicket(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) { c.Session.ColorInterval, c.Session.NumberInterval = 40*time.Millisecond, 40*time.Millisecond })
+	picks := []int{2, 4, 6, 8, 10, 12}
+	c := ts.player("back", 5_000)
+	forceNext(t, ts.app.Redis, "back", picks, 100, func(o *engine.Outcome, m engine.Main) bool { return m.Gain > 0 && !m.SoC && !m.Green })
+	acc := confirm(t, c, grid(100, picks...), grid(100, picks...), grid(100, picks...))
+	first, err := c.NextOf(ctxT(t), protocol.TSettled)
+	if err != nil || first.Win <= 0 {
+		t.Fatalf("first game: %+v %v", first, err)
+	}
+	c.CloseNow() // the network drops during the second game
+	c = ts.connect("back")
+	if len(c.Welcome.Games) == 0 {
+		t.Fatal("nothing to resume: the ticket ended before the drop")
+	}
+	log, err := c.Follow(ctxT(t), protocol.Strategy{})
+	if err != nil || log.Done == nil {
+		t.Fatalf("resumed ticket: %v", err)
+	}
+	var total int64
+	for _, g := range acc.Games {
+		st, err := ts.app.Store.Game(context.Background(), "back", g.Game)
+		if err != nil || st.Status != "settled" {
+			t.Fatalf("game %s: %+v %v", g.Game, st, err)
+		}
+		total += st.Win
+	}
+	if log.Done.Win != total {
+		t.Fatalf("ticket_done.win %d after the reconnection, the ticket won %d", log.Done.Win, total)
+	}
 }

@@ -12,7 +12,7 @@ import (
 
 // Bad input gets a typed error, changes nothing, and never kills the session.
 func TestBadInputIsRefusedAndHarmless(t *testing.T) {
-	ts := startServer(t, nil)
+	ts := startServer(t, nil, func(c *Config) { c.Session.MsgBurst, c.Session.AbuseLimit = 200, 200 }) // many cases in a row
 	c := ts.player("mallory", 1_000)
 	ctx := ctxT(t)
 	cases := []struct {
@@ -41,6 +41,22 @@ func TestBadInputIsRefusedAndHarmless(t *testing.T) {
 		{`{"type":"ticket","grids":[{"picks":[1,2,3],"stake":100}]}`, protocol.CodeBadRequest},
 		{`{"type":"game","id":"18","game":"nope"}`, protocol.CodeNoSuchGame},
 		{`{"type":"ticket","id":"19","grids":[{"picks":[1,2,3],"stake":1e400}]}`, protocol.CodeBadRequest},
+		{`{"type":"ticket","id":"20","grids":[{"picks":[1.5,2,3],"stake":100}]}`, protocol.CodeBadRequest},
+		{`{"type":"ticket","id":"21","grids":[{"picks":["1",2,3],"stake":100}]}`, protocol.CodeBadRequest},
+		{`{"type":"ticket","id":"22","grids":[{"picks":[1,2,3],"stake":100.5}]}`, protocol.CodeBadRequest},
+		{`{"type":"ticket","id":"23","grids":[{"picks":[1,2,3],"stake":"100"}]}`, protocol.CodeBadRequest},
+		{`{"type":"ticket","id":"24","grids":[{"picks":[1,2,3],"stake":1e2}]}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"25","amount":1.5,"op":"x"}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"26","amount":"100","op":"x"}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"27","amount":1e3,"op":"x"}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"28","amount":9223372036854775808,"op":"x"}`, protocol.CodeBadRequest},
+		{`{"type":"deposit","id":"29","amount":100000001,"op":"x"}`, protocol.CodeBadAmount},
+		{`{"type":"deposit","id":"30","amount":9223372036854775807,"op":"x"}`, protocol.CodeBadAmount},
+		{`{"type":"set_limit","id":"31","kind":"loss_limit","value":100000000000000000}`, protocol.CodeBadAmount},
+		{`{"type":"set_limit","id":"32","kind":"excluded_until","value":9223372036854775807}`, protocol.CodeBadRequest},
+		{`{"type":"balance","id":"33"}]`, protocol.CodeBadRequest},
+		{`{"TYPE":"balance","id":"34"}`, protocol.CodeBadRequest},
+		{`{"type":"balance","type":"ping","id":"35"}`, protocol.CodeBadRequest},
 	}
 	for _, tc := range cases {
 		if err := c.SendRaw(ctx, []byte(tc.frame)); err != nil {
@@ -54,6 +70,10 @@ func TestBadInputIsRefusedAndHarmless(t *testing.T) {
 		}
 		if m.Error.Code != tc.code || m.Error.Message == "" {
 			t.Errorf("%s: got %s (%s), want %s", tc.frame, m.Error.Code, m.Error.Message, tc.code)
+		}
+		// Every reply to a request carries its id, refusals included.
+		if id := protocol.IDOf([]byte(tc.frame)); m.ID != id {
+			t.Errorf("%s: error for id %q, want %q", tc.frame, m.ID, id)
 		}
 	}
 	// The session is alive and nothing moved.

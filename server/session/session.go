@@ -37,7 +37,8 @@ type Session struct {
 
 	// The ownership lease's fencing token (wallet.Claim): set by hello,
 	// renewed by a reclaim after a lapsed lease (leaseLost).
-	fence atomic.Int64
+	fence      atomic.Int64
+	reclaiming atomic.Bool // leaseLost is running
 
 	refusals  int          // consecutive refused messages (sustained abuse closes)
 	leaseSlot int          // which round of the lease keeper renews this one
@@ -286,6 +287,16 @@ func (s *Session) end(m *protocol.Message, code websocket.StatusCode, reason str
 // own it now, the session cannot go on safely; the player is told that the
 // server had a problem and to reconnect, which is not a takeover.
 func (s *Session) leaseLost() {
+	if !s.reclaiming.CompareAndSwap(false, true) {
+		return // the keeper's next round found it lost again: one reclaim at a time
+	}
+	defer s.reclaiming.Store(false)
+	s.mu.Lock()
+	gone := s.replaced
+	s.mu.Unlock()
+	if gone || s.ctx.Err() != nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 	defer cancel()
 	tok, err := s.hub.store.ClaimIfFree(ctx, s.player, s.hub.cfg.LeaseTTL)
@@ -375,6 +386,9 @@ func (s *Session) failErr(id string, err error) {
 	case errors.As(err, &pe):
 		s.fail(id, pe)
 	case errors.As(err, &we):
+		if we.Code == "record_damaged" {
+			s.hub.log.Error().Err(err).Str("player", s.player).Msg("a stored record does not match its seal: run keno-server verify")
+		}
 		e := walletError(we)
 		if e.Code == protocol.CodeTakenOver {
 			s.takenOver()
@@ -414,6 +428,8 @@ func walletError(we *wallet.Error) *protocol.Error {
 		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
 	case "no_game":
 		e.Code, e.Message = protocol.CodeNoSuchGame, "No such game."
+	case "record_damaged":
+		e.Code, e.Message = protocol.CodeInternal, "This game's stored record failed its integrity check and cannot be shown; it has been reported to the operator."
 	case "op_conflict":
 		e.Message = "This operation id was already used for a different request; nothing was done."
 	case "exclusion_in_force":

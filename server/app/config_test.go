@@ -1,0 +1,70 @@
+package app
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Bad configuration stops the server at start, naming the variable.
+func TestConfigRefusals(t *testing.T) {
+	strong := func(c string) string { return strings.Repeat(c, 32) }
+	prod := map[string]string{"MODE": "production", "REDIS_URL": "redis://127.0.0.1:1",
+		"KENO_TOKEN_KEY": strong("t"), "KENO_SEAL_KEY": strong("s"), "KENO_OPS_TOKEN": strong("o")}
+	with := func(base map[string]string, k, v string) map[string]string {
+		m := map[string]string{}
+		for a, b := range base {
+			m[a] = b
+		}
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string // in the error; "" = accepted
+	}{
+		{map[string]string{}, ""}, // dev with the embedded Redis
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:1"}, "MODE"},
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:1", "MODE": "dev"}, ""},
+		{prod, ""},
+		{with(prod, "KENO_TOKEN_KEY", devTokenKey), "KENO_TOKEN_KEY"},
+		{with(prod, "KENO_SEAL_KEY", devSealKey), "KENO_SEAL_KEY"},
+		{with(prod, "KENO_OPS_TOKEN", strong("o")[:31]), "KENO_OPS_TOKEN"},
+		{with(prod, "KENO_SEAL_KEY", strong("t")), "different"},
+		{with(prod, "REDIS_URL", ""), "REDIS_URL"},
+		{map[string]string{"GRACE": "soon"}, "GRACE"},
+		{map[string]string{"DEPOSIT_CAP": "1e5"}, "DEPOSIT_CAP"},
+		{map[string]string{"TICKET_MAX": "60000"}, "TICKET_MAX"},
+		{map[string]string{"CONN_RATE_IP": "-1"}, "CONN_RATE_IP"},
+		{map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, "TRUSTED_PROXIES"},
+		{map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.7"}, ""},
+		{map[string]string{"ALLOWED_ORIGINS": "https://x.example/path"}, "ALLOWED_ORIGINS"},
+		{map[string]string{"LOG_LEVEL": "chatty"}, "LOG_LEVEL"},
+		{map[string]string{"MODE": "staging"}, "MODE"},
+	} {
+		for _, k := range []string{"MODE", "REDIS_URL", "KENO_TOKEN_KEY", "KENO_SEAL_KEY", "KENO_OPS_TOKEN", "GRACE", "DEPOSIT_CAP",
+			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL"} {
+			t.Setenv(k, tc.env[k])
+			if _, ok := tc.env[k]; !ok {
+				unsetenv(t, k)
+			}
+		}
+		_, err := ParseConfig(nil)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.env, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
+
+func unsetenv(t *testing.T, k string) {
+	t.Helper()
+	t.Setenv(k, "") // restores the old value at the end of the test
+	os.Unsetenv(k)
+}
