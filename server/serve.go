@@ -33,7 +33,7 @@ func serve(args []string) error {
 		a.Close()
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops: http://%s/ops.html?token=%s\n\n", l.Addr(), l.Addr(), opsHint(cfg))
+	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops: http://%s/ops.html#token=%s\n\n", l.Addr(), l.Addr(), opsHint(cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return a.Run(ctx, l)

@@ -134,9 +134,15 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// request are then freed, which keeps an idle player's footprint small.
 	s := newSession(h, conn, sb.cork, ip)
 	h.mu.Lock()
+	if h.draining { // shutdown began during the upgrade: its Wait must not race an Add
+		h.mu.Unlock()
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		s.cancel()
+		return
+	}
 	h.conns[s] = struct{}{}
-	h.mu.Unlock()
 	h.wg.Add(1)
+	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
 		s.run()

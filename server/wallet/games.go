@@ -114,6 +114,7 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	payload := map[string]string{"game": gameID, field: value}
 	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
+		args = append(args, choiceTag(s.seal, gameID, field, value))
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -195,6 +196,25 @@ func settleTag(seal *journal.Sealer, gameID string, win int64, result string) st
 	return seal.Tag("settle", gameID, strconv.FormatInt(win, 10), result)
 }
 
+// choiceTag seals a choice as stored on the game's record.
+func choiceTag(seal *journal.Sealer, gameID, field, value string) string {
+	return seal.Tag("choice", gameID, field, value)
+}
+
+// sealedCopy reports whether every part of a stored game — the record, each
+// choice, the settlement — carries its valid seal tag.
+func (s *Store) sealedCopy(id string, m map[string]string) bool {
+	if !s.seal.ValidTag(m["tag"], "game", id, m["rec"]) {
+		return false
+	}
+	for _, f := range []string{ChoiceContinue, ChoiceBox} {
+		if v, ok := m[f]; ok && !s.seal.ValidTag(m[f+"_tag"], "choice", id, f, v) {
+			return false
+		}
+	}
+	return m["status"] != "settled" || s.seal.ValidTag(m["stag"], "settle", id, m["win"], m["result"])
+}
+
 // ErrDamaged: a stored game record does not carry a valid seal — it was
 // altered outside the server. It is never shown; verify says more.
 var ErrDamaged = &Error{Code: "record_damaged"}
@@ -205,8 +225,7 @@ func (s *Store) parseGame(id string, m map[string]string) (*GameState, error) {
 	if len(m) == 0 {
 		return nil, ErrNoGame
 	}
-	if !s.seal.ValidTag(m["tag"], "game", id, m["rec"]) ||
-		(m["status"] == "settled" && !s.seal.ValidTag(m["stag"], "settle", id, m["win"], m["result"])) {
+	if !s.sealedCopy(id, m) {
 		return nil, fmt.Errorf("game %s: %w", id, ErrDamaged)
 	}
 	g := &GameState{Status: m["status"]}
@@ -225,14 +244,6 @@ func (s *Store) parseGame(id string, m map[string]string) (*GameState, error) {
 		g.Result = new(engine.Result)
 		if err := json.Unmarshal([]byte(v), g.Result); err != nil {
 			return nil, err
-		}
-		// A settled game's choices are shown as its sealed result holds them.
-		if g.Continue != nil {
-			g.Continue = &g.Result.Continued
-		}
-		g.Box = nil
-		if g.Result.Box >= 0 {
-			g.Box = &g.Result.Box
 		}
 	}
 	g.Win, _ = strconv.ParseInt(m["win"], 10, 64)

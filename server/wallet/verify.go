@@ -209,8 +209,6 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad func(string, ...any)) {
 	if m["rec"] != g.rec {
 		bad("game %s: record altered (it differs from the sealed bet)", id)
-	} else if !s.seal.ValidTag(m["tag"], "game", id, m["rec"]) {
-		bad("game %s: record's seal tag invalid", id)
 	}
 	for _, f := range []string{ChoiceContinue, ChoiceBox} {
 		if m[f] != g.choices[f] {
@@ -224,7 +222,8 @@ func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad f
 		bad("game %s: open in the journal, stored as %q", id, m["status"])
 	case g.settled && (m["win"] != strconv.FormatInt(g.win, 10) || m["result"] != g.result):
 		bad("game %s: settlement altered (stored win %s, sealed %d)", id, m["win"], g.win)
-	case g.settled && !s.seal.ValidTag(m["stag"], "settle", id, m["win"], m["result"]):
-		bad("game %s: settlement's seal tag invalid", id)
+	}
+	if !s.sealedCopy(id, m) {
+		bad("game %s: a seal tag of the stored record is invalid", id)
 	}
 }

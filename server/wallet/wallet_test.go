@@ -659,19 +659,13 @@ func TestVerifyCatchesTampering(t *testing.T) {
 			if err != nil || len(damaged) != 1 || damaged[0].Player != p || !strings.Contains(fmt.Sprint(damaged[0].Problems), tc.want) {
 				t.Errorf("%s: want a report of %q for %s, got %+v %v", tc.name, tc.want, p, damaged, err)
 			}
-			if tc.name == "record altered" || tc.name == "win altered" {
+			if strings.HasSuffix(tc.name, " altered") && tc.name != "balance altered" {
 				// What a player would be shown is refused, not the altered copy.
 				if _, err := s.Game(ctx, p, settled); !errors.Is(err, ErrDamaged) {
 					t.Errorf("%s: Game shows the altered record: %v", tc.name, err)
 				}
 				if _, err := s.History(ctx, p, 0, 10); !errors.Is(err, ErrDamaged) {
 					t.Errorf("%s: History shows the altered record: %v", tc.name, err)
-				}
-			}
-			if tc.name == "choice altered" { // a settled game shows the choice its sealed result holds
-				g, err := s.Game(ctx, p, settled)
-				if err != nil || (g.Box != nil) != (g.Result.Box >= 0) || (g.Box != nil && *g.Box != g.Result.Box) || (g.Box != nil && *g.Box == 4) {
-					t.Errorf("%s: shown %+v %v", tc.name, g, err)
 				}
 			}
 			for _, key := range []string{k(p).acct(), k(p).journal()} { // out of the next cases' way
