@@ -60,6 +60,18 @@ func New(cfg Config) (*App, error) {
 	if a.Store, err = NewStore(rdb, cfg); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	d, err := a.Store.CheckDurability(ctx)
+	cancel()
+	switch {
+	case err != nil && cfg.Mode == "production":
+		rdb.Close()
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	case err != nil:
+		a.Log.Warn().Err(err).Msg("dev mode: acknowledged money is NOT durable on this Redis (production would refuse to start)")
+	default:
+		a.Log.Info().Str("durability", d.String()).Msg("every money write is durable before it is acknowledged")
+	}
 	if a.Signer, err = auth.NewSigner([]byte(cfg.TokenKey)); err != nil {
 		return nil, err
 	}

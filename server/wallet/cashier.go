@@ -39,7 +39,11 @@ func (s *Store) Cashier(ctx context.Context, kind, player, op string, amount int
 	}
 	asked := kind + "|" + player + "|" + strconv.FormatInt(amount, 10)
 	key := cashierKey(op)
-	claimed, err := s.rdb.SetNX(ctx, key, asked, 0).Result()
+	var claim *redis.BoolCmd
+	if err := s.durably(ctx, key, func(p redis.Pipeliner) { claim = p.SetNX(ctx, key, asked, 0) }); err != nil {
+		return Moved{}, err
+	}
+	claimed, err := claim.Result()
 	if err != nil {
 		return Moved{}, err
 	}
@@ -64,7 +68,8 @@ func (s *Store) Cashier(ctx context.Context, kind, player, op string, amount int
 	if err != nil {
 		return m, err // a refusal is not recorded: the same op may be tried again
 	}
-	if err := s.rdb.Set(ctx, key, asked+"="+strconv.FormatInt(m.Balance, 10), 0).Err(); err != nil {
+	answer := asked + "=" + strconv.FormatInt(m.Balance, 10)
+	if err := s.durably(ctx, key, func(p redis.Pipeliner) { p.Set(ctx, key, answer, 0) }); err != nil {
 		return m, err
 	}
 	return m, nil

@@ -125,24 +125,13 @@ func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, 
 	for i, id := range gameIDs {
 		z[i] = redis.Z{Score: float64(due.UnixMilli()), Member: indexMember(player, id)}
 	}
-	if s.cfg.ReplicaAcks == 0 {
-		return s.rdb.ZAdd(ctx, openIndex, z...).Err()
-	}
-	// Replicated before the bet: a failover must not lose the entry that
-	// lets a surviving server find an abandoned game.
-	node, err := s.node(ctx, openIndex)
-	if err != nil {
-		return err
-	}
+	// Durable before the bet: a crash must not lose the entry that lets a
+	// surviving server find an abandoned game.
 	var add *redis.IntCmd
-	acks := s.withWait(ctx, node, func(pipe redis.Pipeliner) { add = pipe.ZAdd(ctx, openIndex, z...) })
-	if err := add.Err(); err != nil {
+	if err := s.durably(ctx, openIndex, func(pipe redis.Pipeliner) { add = pipe.ZAdd(ctx, openIndex, z...) }); err != nil {
 		return err
 	}
-	if acks < s.cfg.ReplicaAcks {
-		return ErrNotReplicated
-	}
-	return nil
+	return add.Err()
 }
 
 // Unindex removes settled games from the recovery index (one command for

@@ -72,11 +72,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// ErrNotReplicated: the write reached the master but not enough replicas in
-// time. It may or may not survive a failover, so the caller must retry the
-// same operation (idempotent) before telling anyone it is done.
-var ErrNotReplicated = errors.New("wallet: write not acknowledged by a replica in time; retry")
-
 // run executes a script that answers a list ({'ok'|'dup'|'err', …}).
 func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) ([]any, error) {
 	cmd, err := s.eval(ctx, script, keys, args...)
@@ -86,13 +81,12 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 	return cmd.Slice()
 }
 
-// eval executes a script on the master that owns keys[0]. When replica
-// acknowledgements are required, WAIT follows it in the same pipeline —
-// WAIT only covers the writes of its own connection — and a write that no
-// replica confirmed in time is reported as ErrNotReplicated (refusals,
-// which write nothing, are not).
+// eval executes a script on the master that owns keys[0]. When the
+// durability contract needs a wait (durability.go), the wait follows the
+// script in the same pipeline, and a write not confirmed durable in time is
+// reported as ErrNotDurable (refusals, which write nothing, are not).
 func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	if s.cfg.ReplicaAcks == 0 {
+	if !s.waits() {
 		return script.Run(ctx, s.rdb, keys, args...), nil
 	}
 	node, err := s.node(ctx, keys[0])
@@ -101,7 +95,7 @@ func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, a
 	}
 	for attempt := 0; ; attempt++ {
 		var res *redis.Cmd
-		acks := s.withWait(ctx, node, func(pipe redis.Pipeliner) { res = script.EvalSha(ctx, pipe, keys, args...) })
+		durable := s.withWait(ctx, node, func(pipe redis.Pipeliner) { res = script.EvalSha(ctx, pipe, keys, args...) })
 		if err := res.Err(); err != nil {
 			if redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0 {
 				if err := script.Load(ctx, node).Err(); err != nil {
@@ -114,23 +108,28 @@ func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, a
 		if r, ok := res.Val().([]any); ok && str(r, 0) == "err" {
 			return res, nil
 		}
-		if acks < s.cfg.ReplicaAcks {
-			return nil, ErrNotReplicated
+		if !durable {
+			return nil, ErrNotDurable
 		}
 		return res, nil
 	}
 }
 
-// withWait sends what queue adds, then WAIT, in one pipeline on node, and
-// returns how many replicas acknowledged. (WAIT only covers the writes of
-// its own connection, hence the single pipeline.)
-func (s *Store) withWait(ctx context.Context, node redis.Cmdable, queue func(redis.Pipeliner)) int {
-	pipe := node.Pipeline()
-	queue(pipe)
-	wait := pipe.Do(ctx, "WAIT", s.cfg.ReplicaAcks, s.cfg.ReplicaTimeout.Milliseconds())
-	pipe.Exec(ctx)
-	n, _ := wait.Int()
-	return n
+// durably runs plain commands (queued by queue) under the durability
+// contract, on the master that owns key.
+func (s *Store) durably(ctx context.Context, key string, queue func(redis.Pipeliner)) error {
+	if !s.waits() {
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { queue(p); return nil })
+		return err
+	}
+	node, err := s.node(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !s.withWait(ctx, node, queue) {
+		return ErrNotDurable
+	}
+	return nil
 }
 
 // node is the client of the master that owns key (the store's own client
@@ -217,9 +216,10 @@ var (
 // Store is the Redis-backed wallet. It is safe for concurrent use; servers
 // sharing one Redis share everything through it.
 type Store struct {
-	rdb  redis.UniversalClient
-	seal *journal.Sealer
-	cfg  Config
+	rdb        redis.UniversalClient
+	seal       *journal.Sealer
+	cfg        Config
+	durability Durability // set by CheckDurability
 	Now  func() time.Time // for tests of dated limits
 
 	// Last known journal head per player: spares a round trip; a stale one
