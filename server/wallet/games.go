@@ -82,7 +82,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	}{t.ID, t.Total(), recs}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
-			now.Add(-s.cfg.History).UnixMilli(), int(s.cfg.OpTTL.Seconds()), interval.Milliseconds(), tolerance.Milliseconds()}
+			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds()}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})
@@ -248,7 +248,7 @@ func (s *Store) parseGame(id string, m map[string]string) (*GameState, error) {
 	}
 	g.Win, _ = strconv.ParseInt(m["win"], 10, 64)
 	g.Settled, _ = strconv.ParseInt(m["settled"], 10, 64)
-	g.Cursor = g.Created + int64(g.Index) + 1 // its score in the history set
+	g.Cursor, _ = strconv.ParseInt(m["cursor"], 10, 64) // its score in the history set
 	return g, nil
 }
 
@@ -334,7 +334,7 @@ func (s *Store) History(ctx context.Context, player string, before int64, limit 
 	if before > 0 {
 		max = "(" + strconv.FormatInt(before, 10)
 	}
-	min := strconv.FormatInt(s.Now().Add(-s.cfg.History).UnixMilli(), 10)
+	min := strconv.FormatInt(s.Now().Add(-s.cfg.History).UnixMilli()*8, 10) // scores are ms × 8 + index
 	ids, err := s.rdb.ZRevRangeByScore(ctx, k.history(), &redis.ZRangeBy{Min: min, Max: max, Count: int64(limit)}).Result()
 	if err != nil {
 		return nil, err

@@ -32,7 +32,6 @@ type Config struct {
 	DefaultDepositCap int64         // weekly deposit cap, cents, until the player sets one
 	TicketMax         int64         // no ticket above this total, cents (500 €)
 	RaiseDelay        time.Duration // before a raised limit applies
-	OpTTL             time.Duration // how long an operation id is remembered
 	History           time.Duration // how far back the history goes (31 days)
 	// ReplicaAcks: money operations wait (WAIT) for this many replicas to
 	// have the write before they are reported done, so a failover cannot
@@ -65,7 +64,6 @@ func DefaultConfig() Config {
 		DefaultDepositCap: 100_000,
 		TicketMax:         50_000,
 		RaiseDelay:        7 * 24 * time.Hour,
-		OpTTL:             7 * 24 * time.Hour,
 		History:           31 * 24 * time.Hour,
 		ReplicaTimeout:    500 * time.Millisecond,
 		BetRate:           Rate{PerSecond: 5, Burst: 10}, // generous for people, tight for scripts
@@ -219,8 +217,8 @@ type Store struct {
 	rdb        redis.UniversalClient
 	seal       *journal.Sealer
 	cfg        Config
-	durability Durability // set by CheckDurability
-	Now  func() time.Time // for tests of dated limits
+	durability Durability       // set by CheckDurability
+	Now        func() time.Time // for tests of dated limits
 
 	// Last known journal head per player: spares a round trip; a stale one
 	// only costs a retry (the scripts compare-and-set the head).

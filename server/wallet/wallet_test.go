@@ -137,6 +137,24 @@ func TestCashierOps(t *testing.T) {
 		if a, _ := s.Account(ctx, "ann"); a.Balance != 700 || a.Deposited != 700 {
 			t.Fatalf("account %+v", a)
 		}
+		s.Cashier(ctx, "deposit", "ann", "op-2", 300)
+		s.rdb.Del(ctx, cashierKey("op-2")) // the cross-player record lost instead
+		if m, err := s.Cashier(ctx, "deposit", "ann", "op-2", 300); err != nil || m != (Moved{Balance: 1000, Replay: true}) {
+			t.Fatalf("replay without the op's claim: %+v %v", m, err)
+		}
+		if a, _ := s.Account(ctx, "ann"); a.Deposited != 1000 {
+			t.Fatalf("a replay credited again: %+v", a)
+		}
+		// Idempotency does not forget: no operation record expires.
+		fence, _ := s.Claim(ctx, "ann", time.Minute)
+		if _, _, err := s.PlaceBet(ctx, "ann", fence, ticket(t, "ann", "tk", 1, 100)); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{cashierKey("op-1"), keysOf("ann").op("ops-op-2"), keysOf("ann").op("t-tk")} {
+			if ttl, err := s.rdb.TTL(ctx, key).Result(); err != nil || ttl != -1 {
+				t.Errorf("%s: TTL %v %v, want none", key, ttl, err)
+			}
+		}
 		if _, err := s.Cashier(ctx, "deposit", "ann", "", 700); !errors.Is(err, ErrBadOp) {
 			t.Fatalf("empty op: %v", err)
 		}
@@ -530,6 +548,48 @@ func TestHistoryPaging(t *testing.T) {
 		want := []string{"t3-1", "t3-0", "t2-1", "t2-0", "t1-1", "t1-0", "t0-1", "t0-0"}
 		if fmt.Sprint(seen) != fmt.Sprint(want) {
 			t.Fatalf("history %v, want %v", seen, want)
+		}
+	})
+}
+
+// History pages never skip nor repeat: 40 tickets of 5 grids placed
+// within the same millisecond, read one game a page, give each of the 200
+// games exactly once, newest first.
+func TestHistoryPagesAreTotallyOrdered(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		s.Now = func() time.Time { return now } // every bet in one millisecond: the hardest case for a time cursor
+		s.cfg.BetRate = Rate{}
+		s.Deposit(ctx, "ivy", "d", 20_000)
+		fence, _ := s.Claim(ctx, "ivy", time.Minute)
+		var want []string
+		for i := range 40 {
+			tk := ticket(t, "ivy", fmt.Sprintf("t%02d", i), 5, 50)
+			if _, _, err := s.PlaceBet(ctx, "ivy", fence, tk); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 5 {
+				want = append([]string{tk.Games[j].ID}, want...)
+			}
+		}
+		var seen []string
+		for before := int64(0); ; {
+			page, err := s.History(ctx, "ivy", before, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			seen = append(seen, page[0].ID)
+			before = page[0].Cursor
+			if len(seen) > 250 {
+				t.Fatal("history never ends")
+			}
+		}
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Fatalf("%d games seen, want the 200 in order:\n%v\n%v", len(seen), seen, want)
 		}
 	})
 }

@@ -1,16 +1,16 @@
 -- Accepts a ticket of 1..5 games: checks every limit, debits the total,
 -- records each game with its full outcome and seals it, all at once.
 -- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, game keys…
--- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms), op ttl(s),
+-- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       journal(5), then per game: game id, record (JSON), seal tag of the record
 local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local dayttl, cutoff, opttl = ARGV[5], ARGV[6], ARGV[7]
-local interval, tolerance = tonumber(ARGV[8]), tonumber(ARGV[9])
-local j = journal_args(10)
-local first = 15
+local dayttl, cutoff = ARGV[5], ARGV[6]
+local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
+local j = journal_args(9)
+local first = 14
 local nkeys = 10
 
 local done = redis.call('GET', op)
@@ -51,17 +51,24 @@ end
 local bal = a.balance - total
 add_loss(loss, total, dayttl)
 if tonumber(j.seq) % 32 == 0 then -- trim the 31-day history now and then, not on every bet
-  redis.call('ZREMRANGEBYSCORE', hist, '-inf', cutoff)
+  redis.call('ZREMRANGEBYSCORE', hist, '-inf', tonumber(cutoff) * 8)
 end
+-- History scores order every game totally: (ticket instant × 8 + index),
+-- the instant made strictly later than the player's previous ticket's, so
+-- that two tickets never share a score even within one millisecond and a
+-- page boundary can never fall between equal scores.
+local base = math.max(now, tonumber(redis.call('HGET', acct, 'hlast') or '0') + 1)
+redis.call('HSET', acct, 'hlast', string.format('%d', base))
 local n = 0
 for i = first, #ARGV, 3 do
   n = n + 1
   local gid = ARGV[i]
-  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'created', now)
-  redis.call('ZADD', hist, now + n, gid)
+  local score = string.format('%d', base * 8 + n - 1)
+  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'created', now, 'cursor', score)
+  redis.call('ZADD', hist, score, gid)
   redis.call('SADD', open, gid)
 end
 ledger(lkey, now, 'stake', -total, bal, j.seq)
 commit(acct, jkey, j, bal, a.house + total)
-redis.call('SET', op, bal, 'EX', opttl)
+redis.call('SET', op, bal) -- kept: a ticket id is never accepted twice, however late the retry
 return {'ok', tostring(bal)}
