@@ -59,6 +59,9 @@ type config struct {
 	profile     string
 	cpus, nice  int
 	cpuProfile  string
+	fsync       string // with -spawn-server: the spawned Redis's appendfsync
+	killRedis   int    // with -spawn-server: SIGKILL and restart the spawned Redis this many times
+	kill        func() error
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -91,6 +94,8 @@ func main() {
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the load tester's own CPU profile to this file (one process only)")
+	flag.StringVar(&c.fsync, "fsync", "always", "with -spawn-server: the spawned Redis's appendfsync, always (the durability contract) or everysec (to measure what the contract costs; acknowledged writes may be lost)")
+	flag.IntVar(&c.killRedis, "kill-redis", 0, "with -spawn-server: kill -9 and restart the spawned redis-server this many times during the run, then check that every acknowledgement survived")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
 	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
 	flag.Parse()
@@ -145,18 +150,25 @@ func (c *config) validate() error {
 	if c.maxGrids < 1 || c.maxGrids > 5 {
 		return fmt.Errorf("-grids must be 1..5")
 	}
+	if c.killRedis < 0 || c.killRedis > 100 || (c.killRedis > 0 && c.kill == nil && !c.child) {
+		return fmt.Errorf("-kill-redis must be 0..100, and needs -spawn-server (it kills the Redis it spawned)")
+	}
 	return nil
 }
 
 func run(c *config) error {
 	raiseOpenFiles()
 	if c.spawnServer != "" && !c.child {
-		stop, urls, err := spawn(c.spawnServer, c.serverProcs, c.profile)
+		if c.fsync != "always" && c.fsync != "everysec" {
+			return fmt.Errorf("-fsync must be always or everysec")
+		}
+		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		c.wsURL = strings.Join(urls, ",")
+		defer func() { sp.stop() }()
+		c.wsURL = strings.Join(sp.urls, ",")
+		c.kill = sp.killRedis
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -203,6 +215,7 @@ func run(c *config) error {
 	srv := newServerWatch(c.urls, c.opsToken)
 	rep.ServerBefore = srv.sample()
 
+	kills := killRedisDuringRun(ctx, c)
 	var stats *Stats
 	var err error
 	if c.procs == 1 {
@@ -214,6 +227,7 @@ func run(c *config) error {
 		return err
 	}
 	rep.ServerAfter = srv.sample()
+	rep.RedisKills = kills()
 	rep.finish(c, stats)
 	rep.Books = fetchBooks(c.base, c.opsToken)
 	return rep.write(c.report, os.Stdout, c.perfChecks)
@@ -359,7 +373,8 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 		args := []string{"-child", "-child-index", strconv.Itoa(i), "-procs", strconv.Itoa(c.procs), "-url", c.wsURL, "-cpus", strconv.Itoa(c.cpus), "-nice", "0", "-players", strconv.Itoa(share(c.players)),
 			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
 			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
-			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", ""}
+			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", "",
+			"-kill-redis", strconv.Itoa(c.killRedis)}
 		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Stderr = os.Stderr
 		pr, pw, _ := os.Pipe()
@@ -434,4 +449,34 @@ func openFilesLimit() uint64 {
 	var r syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
 	return r.Cur
+}
+
+// killRedisDuringRun kills and restarts the spawned Redis c.killRedis times,
+// evenly spread over the ramp and the run; the function it returns waits
+// for the last restart and says how many kills were done.
+func killRedisDuringRun(ctx context.Context, c *config) func() int {
+	done := make(chan int, 1)
+	if c.killRedis == 0 {
+		done <- 0
+		return func() int { return <-done }
+	}
+	every := (c.ramp + c.duration) / time.Duration(c.killRedis+1)
+	go func() {
+		n := 0
+		defer func() { done <- n }()
+		for n < c.killRedis {
+			select {
+			case <-time.After(every):
+			case <-ctx.Done():
+				return
+			}
+			if err := c.kill(); err != nil {
+				fmt.Fprintln(os.Stderr, "keno-loadtest: restarting redis-server:", err)
+				return
+			}
+			n++
+			fmt.Fprintf(os.Stderr, "\nredis-server killed (-9) and restarted (%d of %d)\n", n, c.killRedis)
+		}
+	}()
+	return func() int { return <-done }
 }

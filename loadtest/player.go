@@ -211,10 +211,16 @@ func (p *player) ticket(ctx context.Context) error {
 func (p *player) refused(err error) error {
 	if _, ok := err.(*protocol.Error); ok {
 		code := errCode(err)
-		p.stats.error(code, code == protocol.CodeRateLimited && p.role != normal)
+		p.stats.error(code, (code == protocol.CodeRateLimited && p.role != normal) || p.redisFault(code))
 		return nil
 	}
 	return err
+}
+
+// redisFault: in a run that kills Redis on purpose, the server's typed
+// "something went wrong on our side" answers are the announced effect.
+func (p *player) redisFault(code string) bool {
+	return p.cfg.killRedis > 0 && (code == protocol.CodeInternal || code == protocol.CodeServerProblem)
 }
 
 // follow consumes the pushed messages of the ticket in play.
@@ -274,7 +280,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 		case protocol.TTicketDone:
 			p.balance = *m.Balance
 		case protocol.TError:
-			p.stats.error(m.Error.Code, p.role != normal)
+			p.stats.error(m.Error.Code, p.role != normal || p.redisFault(m.Error.Code))
 		}
 	}
 	return nil
@@ -320,6 +326,12 @@ func (p *player) reconcile(ctx context.Context, games map[string]bool) {
 			continue
 		}
 		d, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TGame, Game: id})
+		if errCode(err) == protocol.CodeNoSuchGame {
+			// Accepted, and now unknown to the wallet: an acknowledgement lost.
+			delete(games, id)
+			p.stats.add(func(s *Stats) { s.LostAcks = append(s.LostAcks, p.name+"/"+id) })
+			continue
+		}
 		if err != nil {
 			continue // the connection broke again: the next reconnection looks again
 		}

@@ -36,6 +36,8 @@ type Report struct {
 	Unsettled      int64                  `json:"unsettled_games"`
 	Abandoned      int64                  `json:"abandoned_at_hard_stop"`
 	DoubleSettle   int64                  `json:"double_settled_games"`
+	LostAcks       []string               `json:"lost_acknowledgements"`
+	RedisKills     int                    `json:"redis_kills"`
 	Stakes         int64                  `json:"stakes_cents"`
 	Wins           int64                  `json:"wins_cents"`
 	RTP            RTPCheck               `json:"rtp"`
@@ -71,6 +73,7 @@ func (r *Report) finish(c *config, s *Stats) {
 	r.Errors, r.Expected = s.Errors, s.Expected
 	r.Reconnects, r.Resumed = s.Reconnects, s.Resumed
 	r.Mismatches, r.Unsettled, r.DoubleSettle, r.Abandoned = s.Mismatches, s.Unsettled, s.DoubleSettle, s.Abandoned
+	r.LostAcks = s.LostAcks
 	r.Stakes, r.Wins, r.RTP = s.Stakes, s.Wins, s.rtp()
 	r.PerSecond = s.PerSecond
 	active := 0
@@ -104,6 +107,8 @@ func (r *Report) verdicts(perf bool) {
 		r.check("unexpected errors", "0", strconv.FormatInt(sumErrors(r.Errors), 10), sumErrors(r.Errors) == 0)
 		r.check("client balance = wallet", "every player", fmt.Sprintf("%d mismatches", len(r.Mismatches)), len(r.Mismatches) == 0)
 		r.check("games settled exactly once", "every game", fmt.Sprintf("%d unsettled, %d twice", r.Unsettled, r.DoubleSettle), r.Unsettled == 0 && r.DoubleSettle == 0)
+		r.check("acknowledged games kept", fmt.Sprintf("every accepted game in the wallet (%d Redis kills)", r.RedisKills),
+			fmt.Sprintf("%d lost", len(r.LostAcks)), len(r.LostAcks) == 0)
 		r.check("observed RTP vs exact", "within the 99% CI", fmt.Sprintf("%.2f%% vs %.2f%% (per game %.2f%% vs %.2f%% ±%.2f%%; %.2f%% without the largest win, %.0f×)",
 			100*r.RTP.Observed, 100*r.RTP.Exact, 100*r.RTP.Mean, 100*r.RTP.ExactX, 100*r.RTP.HalfCI, 100*r.RTP.LessMax, r.RTP.MaxX), r.RTP.Within || r.Games < 2)
 	}
@@ -169,6 +174,9 @@ func (r *Report) text(w io.Writer) {
 	fmt.Fprintf(w, "ran %.1f s: %d active players, %d idle; %d tickets, %d games (%.0f games/s mean, %d peak)\n",
 		r.Elapsed, r.Players, r.Idle, r.Tickets, r.Games, r.GamesPerSec, r.PeakPerSec)
 	fmt.Fprintf(w, "reconnects %d (games resumed %d); stakes %.2f €, wins %.2f €\n", r.Reconnects, r.Resumed, float64(r.Stakes)/100, float64(r.Wins)/100)
+	if r.RedisKills > 0 || len(r.LostAcks) > 0 {
+		fmt.Fprintf(w, "redis-server killed (-9) and restarted %d times; accepted games lost: %d %v\n", r.RedisKills, len(r.LostAcks), r.LostAcks[:min(len(r.LostAcks), 10)])
+	}
 	if r.Abandoned > 0 {
 		fmt.Fprintf(w, "%d games were still in play at the hard stop (deadline + 60 s): the server settles them after its grace period\n", r.Abandoned)
 	}

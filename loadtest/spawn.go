@@ -10,17 +10,43 @@ import (
 	"time"
 )
 
-// spawn starts a redis-server (AOF, fsync every second, no automatic
-// rewrite) and n keno servers
-// with the given reveal profile on free loopback ports; it returns a stop
-// function and the servers' WebSocket URLs.
-func spawn(serverBin string, n int, profile string) (func(), []string, error) {
+// spawned is what spawn started.
+type spawned struct {
+	stop  func()
+	urls  []string
+	redis *exec.Cmd
+	args  []string // redis-server's, to start it again
+	addr  string
+}
+
+// killRedis SIGKILLs the spawned redis-server, as a crash would, and starts
+// it again on the same port and directory (it reloads its AOF).
+func (s *spawned) killRedis() error {
+	s.redis.Process.Kill()
+	s.redis.Wait()
+	s.redis = exec.Command("redis-server", s.args...)
+	s.redis.Stdout, s.redis.Stderr = os.Stderr, os.Stderr
+	if err := s.redis.Start(); err != nil {
+		return err
+	}
+	return waitTCP(s.addr)
+}
+
+// spawn starts a redis-server (AOF with appendfsync fsync — always, as the
+// durability contract wants in production, or everysec to measure what it
+// costs; no automatic rewrite) and n keno servers with the given reveal
+// profile on free loopback ports.
+func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 	dir, err := os.MkdirTemp("", "keno-loadtest")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	sp := &spawned{}
 	var procs []*exec.Cmd
 	stop := func() {
+		if sp.redis != nil {
+			procs[0] = sp.redis // restarted by killRedis
+		}
 		for i := len(procs) - 1; i >= 0; i-- {
 			procs[i].Process.Signal(os.Interrupt)
 			done := make(chan struct{})
@@ -34,20 +60,22 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 		os.RemoveAll(dir)
 	}
 	redisPort := freePort()
-	redis := exec.Command("redis-server", "--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
-		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--loglevel", "warning", "--maxclients", "10000",
+	sp.addr = fmt.Sprintf("127.0.0.1:%d", redisPort)
+	sp.args = []string{"--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", fsync, "--save", "", "--loglevel", "warning", "--maxclients", "10000",
 		// No automatic AOF rewrite in a bounded run: it forks and compresses
 		// the whole dataset for seconds, taking one of the cores the server
 		// and the load tester share here (a production Redis has its own).
-		"--auto-aof-rewrite-percentage", "0")
+		"--auto-aof-rewrite-percentage", "0"}
+	redis := exec.Command("redis-server", sp.args...)
 	redis.Stdout, redis.Stderr = os.Stderr, os.Stderr
 	if err := redis.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start redis-server (make deps installs it): %w", err)
+		return nil, fmt.Errorf("start redis-server (make deps installs it): %w", err)
 	}
 	procs = append(procs, redis)
-	if err := waitTCP(fmt.Sprintf("127.0.0.1:%d", redisPort)); err != nil {
+	if err := waitTCP(sp.addr); err != nil {
 		stop()
-		return nil, nil, err
+		return nil, err
 	}
 	var urls []string
 	for i := 0; i < n; i++ {
@@ -64,17 +92,18 @@ func spawn(serverBin string, n int, profile string) (func(), []string, error) {
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
 			stop()
-			return nil, nil, err
+			return nil, err
 		}
 		procs = append(procs, srv)
 		if err := waitHTTP("http://" + addr + "/readyz"); err != nil {
 			stop()
-			return nil, nil, err
+			return nil, err
 		}
 		urls = append(urls, "ws://"+addr+"/ws")
 	}
-	fmt.Fprintf(os.Stderr, "spawned redis-server :%d and %d server(s): %s\n", redisPort, n, strings.Join(urls, ", "))
-	return stop, urls, nil
+	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s\n", redisPort, fsync, n, strings.Join(urls, ", "))
+	sp.stop, sp.urls, sp.redis = stop, urls, redis
+	return sp, nil
 }
 
 func freePort() int {

@@ -47,6 +47,7 @@ type Stats struct {
 	Unsettled    int64            `json:"unsettled"`            // games accepted but never seen settled
 	Abandoned    int64            `json:"abandoned"`            // games in play at the run's hard stop
 	DoubleSettle int64            `json:"double_settled"`
+	LostAcks     []string         `json:"lost_acks,omitempty"` // accepted games the wallet no longer knows
 	PerSecond    []int64          `json:"per_second"` // games settled in each second of the run
 	start        time.Time
 
@@ -179,6 +180,7 @@ func (s *Stats) merge(o *Stats) {
 	s.Unsettled += o.Unsettled
 	s.Abandoned += o.Abandoned
 	s.DoubleSettle += o.DoubleSettle
+	s.LostAcks = append(s.LostAcks, o.LostAcks...)
 	for i, v := range o.PerSecond {
 		for len(s.PerSecond) <= i {
 			s.PerSecond = append(s.PerSecond, 0)
