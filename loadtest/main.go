@@ -62,6 +62,8 @@ type config struct {
 	fsync       string // with -spawn-server: the spawned Redis's appendfsync
 	killRedis   int    // with -spawn-server: SIGKILL and restart the spawned Redis this many times
 	kill        func() error
+	verify      func() (bool, string) // with -spawn-server: keno-server verify on its Redis
+	cpu         func() (servers, redis time.Duration)
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -168,7 +170,7 @@ func run(c *config) error {
 		}
 		defer func() { sp.stop() }()
 		c.wsURL = strings.Join(sp.urls, ",")
-		c.kill = sp.killRedis
+		c.kill, c.verify, c.cpu = sp.killRedis, sp.verify, sp.cpu
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -216,6 +218,7 @@ func run(c *config) error {
 	rep.ServerBefore = srv.sample()
 
 	kills := killRedisDuringRun(ctx, c)
+	cpu0 := c.cpuNow()
 	var stats *Stats
 	var err error
 	if c.procs == 1 {
@@ -228,8 +231,14 @@ func run(c *config) error {
 	}
 	rep.ServerAfter = srv.sample()
 	rep.RedisKills = kills()
+	rep.CPU = c.cpuNow().since(cpu0, stats.Games)
 	rep.finish(c, stats)
 	rep.Books = fetchBooks(c.base, c.opsToken)
+	if c.verify != nil {
+		ok, out := c.verify()
+		rep.Verify = &ok
+		rep.VerifyOutput = lastLines(out, 12)
+	}
 	return rep.write(c.report, os.Stdout, c.perfChecks)
 }
 
@@ -479,4 +488,40 @@ func killRedisDuringRun(ctx context.Context, c *config) func() int {
 		}
 	}()
 	return func() int { return <-done }
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// cpuSample is the CPU time used so far by the spawned servers, the
+// spawned Redis and this process (its children included).
+type cpuSample struct{ servers, redis, tester time.Duration }
+
+func (c *config) cpuNow() cpuSample {
+	var s cpuSample
+	if c.cpu != nil {
+		s.servers, s.redis = c.cpu()
+	}
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) // tester children (-procs); spawned ones still run, so are not counted
+	for _, r := range []syscall.Rusage{self, kids} {
+		s.tester += time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return s
+}
+
+// since is the CPU per game (ms) of each part between two samples.
+func (s cpuSample) since(before cpuSample, games int64) map[string]float64 {
+	if games == 0 {
+		return nil
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(games) }
+	out := map[string]float64{"tester": per(s.tester - before.tester)}
+	if s.servers > 0 {
+		out["servers"], out["redis"] = per(s.servers-before.servers), per(s.redis-before.redis)
+	}
+	return out
 }

@@ -38,6 +38,9 @@ type Report struct {
 	DoubleSettle   int64                  `json:"double_settled_games"`
 	LostAcks       []string               `json:"lost_acknowledgements"`
 	RedisKills     int                    `json:"redis_kills"`
+	CPU            map[string]float64     `json:"cpu_ms_per_game,omitempty"` // servers, redis (when spawned), tester
+	Verify         *bool                  `json:"verify_clean,omitempty"` // keno-server verify on a spawned Redis
+	VerifyOutput   string                 `json:"verify_output,omitempty"`
 	Stakes         int64                  `json:"stakes_cents"`
 	Wins           int64                  `json:"wins_cents"`
 	RTP            RTPCheck               `json:"rtp"`
@@ -112,6 +115,15 @@ func (r *Report) verdicts(perf bool) {
 		r.check("observed RTP vs exact", "within the 99% CI", fmt.Sprintf("%.2f%% vs %.2f%% (per game %.2f%% vs %.2f%% ±%.2f%%; %.2f%% without the largest win, %.0f×)",
 			100*r.RTP.Observed, 100*r.RTP.Exact, 100*r.RTP.Mean, 100*r.RTP.ExactX, 100*r.RTP.HalfCI, 100*r.RTP.LessMax, r.RTP.MaxX), r.RTP.Within || r.Games < 2)
 	}
+	if r.Verify != nil {
+		got := "see verify_output"
+		for _, line := range strings.Split(r.VerifyOutput, "\n") {
+			if strings.HasPrefix(line, "players:") {
+				got = line
+			}
+		}
+		r.check("sealed records (keno-server verify)", "clean", got, *r.Verify)
+	}
 	if b, ok := r.Books["balanced"].(bool); ok {
 		r.check("books (Σ balances + house = deposits − withdrawals)", "balanced", fmt.Sprint(b), b)
 	} else {
@@ -174,6 +186,9 @@ func (r *Report) text(w io.Writer) {
 	fmt.Fprintf(w, "ran %.1f s: %d active players, %d idle; %d tickets, %d games (%.0f games/s mean, %d peak)\n",
 		r.Elapsed, r.Players, r.Idle, r.Tickets, r.Games, r.GamesPerSec, r.PeakPerSec)
 	fmt.Fprintf(w, "reconnects %d (games resumed %d); stakes %.2f €, wins %.2f €\n", r.Reconnects, r.Resumed, float64(r.Stakes)/100, float64(r.Wins)/100)
+	if r.CPU != nil {
+		fmt.Fprintf(w, "CPU per game (from /proc): servers %.3f ms, redis %.3f ms, load tester %.3f ms\n", r.CPU["servers"], r.CPU["redis"], r.CPU["tester"])
+	}
 	if r.RedisKills > 0 || len(r.LostAcks) > 0 {
 		fmt.Fprintf(w, "redis-server killed (-9) and restarted %d times; accepted games lost: %d %v\n", r.RedisKills, len(r.LostAcks), r.LostAcks[:min(len(r.LostAcks), 10)])
 	}

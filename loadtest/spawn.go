@@ -1,22 +1,59 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // spawned is what spawn started.
 type spawned struct {
-	stop  func()
-	urls  []string
-	redis *exec.Cmd
-	args  []string // redis-server's, to start it again
-	addr  string
+	stop      func()
+	urls      []string
+	redis     *exec.Cmd
+	args      []string // redis-server's, to start it again
+	addr      string
+	serverBin string
+	servers   []*exec.Cmd
+}
+
+// cpu is the CPU time (user + system) used so far by the spawned servers
+// together and by the spawned Redis, read from /proc.
+func (s *spawned) cpu() (servers, redis time.Duration) {
+	for _, p := range s.servers {
+		servers += procCPU(p.Process.Pid)
+	}
+	return servers, procCPU(s.redis.Process.Pid)
+}
+
+// procCPU reads utime + stime of a process from /proc/PID/stat (in clock
+// ticks of 1/100 s, Linux's USER_HZ).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count fields after its ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// verify runs keno-server verify on the spawned Redis: the sealed journals,
+// their tails, the accounts and the stored games, and the books.
+func (s *spawned) verify() (bool, string) {
+	out, err := exec.Command(s.serverBin, "verify", "-redis", "redis://"+s.addr).CombinedOutput()
+	return err == nil, strings.TrimSpace(string(out))
 }
 
 // killRedis SIGKILLs the spawned redis-server, as a crash would, and starts
@@ -41,7 +78,7 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := &spawned{}
+	sp := &spawned{serverBin: serverBin}
 	var procs []*exec.Cmd
 	stop := func() {
 		if sp.redis != nil {
@@ -95,6 +132,7 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 			return nil, err
 		}
 		procs = append(procs, srv)
+		sp.servers = append(sp.servers, srv)
 		if err := waitHTTP("http://" + addr + "/readyz"); err != nil {
 			stop()
 			return nil, err

@@ -67,6 +67,10 @@ type GameConfig struct {
 	ColorMS      int64   `json:"color_ms"`  // interval between colours in step 1
 	NumberMS     int64   `json:"number_ms"` // interval between numbers in step 2
 	DevMode      bool    `json:"dev_mode"`  // deposits from the client are allowed
+	// NotDurable: this (dev) server runs on a Redis that does not keep the
+	// durability contract: an accepted bet or a payout may vanish if Redis
+	// crashes. Never set in production, which refuses to start so.
+	NotDurable bool `json:"not_durable,omitempty"`
 }
 
 // FairInfo is the provably fair state: the commitment to the server seed

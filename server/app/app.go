@@ -69,6 +69,7 @@ func New(cfg Config) (*App, error) {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	case err != nil:
 		a.Log.Warn().Err(err).Msg("dev mode: acknowledged money is NOT durable on this Redis (production would refuse to start)")
+		cfg.Session.NotDurable = true // and every client is told so in its welcome
 	default:
 		a.Log.Info().Str("durability", d.String()).Msg("every money write is durable before it is acknowledged")
 	}

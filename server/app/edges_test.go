@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"keno/protocol"
+	"keno/server/redistest"
 )
 
 // deadPeer opens a game socket, says hello with token, and from then on
@@ -292,3 +293,26 @@ func TestTrustedProxies(t *testing.T) {
 	}
 }
 
+
+// The durability contract is checked at start: production refuses a Redis
+// that can lose acknowledged writes (appendfsync everysec without replicas
+// or WAITAOF) and names the setting; dev mode runs and tells every client.
+func TestDurabilityContractAtStart(t *testing.T) {
+	loose := redistest.Start(t, "--appendfsync", "everysec")
+	strong := func(c string) string { return strings.Repeat(c, 32) }
+	cfg, err := ParseConfig([]string{"-mode", "production", "-redis", loose.URL(), "-log", "json", "-log-level", "error",
+		"-token-key", strong("t"), "-seal-key", strong("s"), "-ops-token", strong("o")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "appendfsync everysec") {
+		t.Fatalf("production on appendfsync everysec: %v", err)
+	}
+	dev := startServer(t, loose)
+	if c := dev.connect("careless"); !c.Welcome.Config.NotDurable {
+		t.Fatal("a dev server on a non-durable Redis did not tell its client")
+	}
+	if c := startServer(t, nil).connect("careful"); c.Welcome.Config.NotDurable { // appendfsync always
+		t.Fatal("not_durable on a durable Redis")
+	}
+}

@@ -47,6 +47,7 @@ type Config struct {
 	MsgBurst        int
 	AbuseLimit      int // refusals in a row before the connection is closed
 	DevMode         bool
+	NotDurable      bool // dev only: Redis does not keep the durability contract; clients are told
 	SweepEvery      time.Duration
 	ClientIP        clientip.Resolver // who a connection is from (per-IP limits)
 	// OriginPatterns: host patterns of other sites' pages allowed to open
