@@ -39,7 +39,7 @@ type Report struct {
 	LostAcks       []string               `json:"lost_acknowledgements"`
 	RedisKills     int                    `json:"redis_kills"`
 	CPU            map[string]float64     `json:"cpu_ms_per_game,omitempty"` // servers, redis (when spawned), tester
-	Verify         *bool                  `json:"verify_clean,omitempty"` // keno-server verify on a spawned Redis
+	Verify         *bool                  `json:"verify_clean,omitempty"`    // keno-server verify on a spawned Redis
 	VerifyOutput   string                 `json:"verify_output,omitempty"`
 	Stakes         int64                  `json:"stakes_cents"`
 	Wins           int64                  `json:"wins_cents"`

@@ -48,7 +48,7 @@ type Stats struct {
 	Abandoned    int64            `json:"abandoned"`            // games in play at the run's hard stop
 	DoubleSettle int64            `json:"double_settled"`
 	LostAcks     []string         `json:"lost_acks,omitempty"` // accepted games the wallet no longer knows
-	PerSecond    []int64          `json:"per_second"` // games settled in each second of the run
+	PerSecond    []int64          `json:"per_second"`          // games settled in each second of the run
 	start        time.Time
 
 	// The live line's window: what was recorded since its last tick, so a

@@ -293,7 +293,6 @@ func TestTrustedProxies(t *testing.T) {
 	}
 }
 
-
 // The durability contract is checked at start: production refuses a Redis
 // that can lose acknowledged writes (appendfsync everysec without replicas
 // or WAITAOF) and names the setting; dev mode runs and tells every client.

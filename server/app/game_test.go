@@ -181,7 +181,9 @@ func TestMultiGridTicket(t *testing.T) {
 // A ticket resumed after a reconnection ends with the whole ticket's win,
 // the games settled before the break included.
 func TestTicketDoneAfterReconnectCountsTheWholeTicket(t *testing.T) {
-	ts := startServer(t, nil, func(c *Config) { c.Session.ColorInterval, c.Session.NumberInterval = 40*time.Millisecond, 40*time.Millisecond })
+	ts := startServer(t, nil, func(c *Config) {
+		c.Session.ColorInterval, c.Session.NumberInterval = 40*time.Millisecond, 40*time.Millisecond
+	})
 	picks := []int{2, 4, 6, 8, 10, 12}
 	c := ts.player("back", 5_000)
 	forceNext(t, ts.app.Redis, "back", picks, 100, func(o *engine.Outcome, m engine.Main) bool { return m.Gain > 0 && !m.SoC && !m.Green })

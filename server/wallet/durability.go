@@ -32,10 +32,10 @@ import (
 type Durability int
 
 const (
-	NotDurable     Durability = iota // dev only: nothing waited for
-	FsyncAlways                      // appendfsync always on every master
-	WaitAOF                          // WAITAOF 1 0 after each money write
-	WaitReplicas                     // WAIT ReplicaAcks after each money write
+	NotDurable   Durability = iota // dev only: nothing waited for
+	FsyncAlways                    // appendfsync always on every master
+	WaitAOF                        // WAITAOF 1 0 after each money write
+	WaitReplicas                   // WAIT ReplicaAcks after each money write
 )
 
 func (d Durability) String() string {
