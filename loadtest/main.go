@@ -231,7 +231,9 @@ func run(c *config) error {
 	}
 	rep.ServerAfter = srv.sample()
 	rep.RedisKills = kills()
-	rep.CPU = c.cpuNow().since(cpu0, stats.Games)
+	if rep.RedisKills == 0 { // a restarted Redis is a new process: its CPU would be half counted
+		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
+	}
 	rep.finish(c, stats)
 	rep.Books = fetchBooks(c.base, c.opsToken)
 	if c.verify != nil {

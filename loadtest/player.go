@@ -78,7 +78,7 @@ func (p *player) connect(ctx context.Context, record bool) error {
 	t0 := time.Now()
 	c, err := protocol.Connect(ctx, p.url, p.token)
 	if err != nil {
-		p.stats.error("connect", false)
+		p.stats.error("connect", p.cfg.killRedis > 0) // Redis down at that instant: the player retries
 		return err
 	}
 	p.stats.observe(connectTime, time.Since(t0))

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"keno/engine"
 	"keno/server/redistest"
 )
@@ -18,18 +20,34 @@ import (
 // players against one local redis-server, under each way of persisting:
 // appendfsync everysec (not durable: the baseline), appendfsync always
 // (the durability contract on one Redis), and everysec with WAITAOF after
-// each write (Redis 7.2+ only; skipped on an older one). Goal ≥ 10 000
-// bets/s.
+// each write (Redis 7.2+ only; skipped on an older one), and WAIT for one
+// replica (a one-master, one-replica Redis Cluster, REDIS_REPLICA_ACKS=1).
+// Goal ≥ 10 000 bets/s.
 func BenchmarkSettledBets(b *testing.B) {
-	for _, fsync := range []string{"everysec", "always", "waitaof"} {
+	for _, fsync := range []string{"everysec", "always", "waitaof", "replica"} {
 		b.Run(fsync, func(b *testing.B) { benchSettledBets(b, fsync) })
 	}
 }
 
 func benchSettledBets(b *testing.B, fsync string) {
-	appendfsync := map[string]string{"everysec": "everysec", "always": "always", "waitaof": "everysec"}[fsync]
-	srv := redistest.Start(b, "--appendfsync", appendfsync)
-	s := newStore(b, srv.Client())
+	var (
+		rdb   redis.UniversalClient
+		stats func() string // INFO commandstats of the node that runs the scripts
+	)
+	if fsync == "replica" {
+		c := redistest.StartCluster(b, 1, 1)
+		rdb = c.Client()
+		stats = func() string { return c.MasterOf("{p:x}").Client().Info(context.Background(), "commandstats").Val() }
+	} else {
+		appendfsync := map[string]string{"everysec": "everysec", "always": "always", "waitaof": "everysec"}[fsync]
+		srv := redistest.Start(b, "--appendfsync", appendfsync)
+		rdb = srv.Client()
+		stats = func() string { return srv.Client().Info(context.Background(), "commandstats").Val() }
+	}
+	s := newStore(b, rdb)
+	if fsync == "replica" {
+		s.cfg.ReplicaAcks = 1
+	}
 	d, err := s.CheckDurability(context.Background())
 	switch {
 	case fsync == "everysec" && err == nil && d != WaitAOF:
@@ -38,6 +56,8 @@ func benchSettledBets(b *testing.B, fsync string) {
 		b.Fatalf("appendfsync always: %v %v", d, err)
 	case fsync == "waitaof" && d != WaitAOF:
 		b.Skipf("no WAITAOF on this Redis (7.2+): %v", err)
+	case fsync == "replica" && d != WaitReplicas:
+		b.Fatalf("replica acks: %v %v", d, err)
 	}
 	s.cfg.DefaultDepositCap = 1 << 50
 	ctx := context.Background()
@@ -67,8 +87,7 @@ func benchSettledBets(b *testing.B, fsync string) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 	// Redis's own time per script (bet and settle alike): the rate Redis
 	// alone could sustain, for comparison with the end-to-end figure.
-	stats, _ := srv.Client().Info(ctx, "commandstats").Result()
-	for _, line := range strings.Split(stats, "\r\n") {
+	for _, line := range strings.Split(stats(), "\r\n") {
 		if strings.HasPrefix(line, "cmdstat_evalsha:") {
 			for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_evalsha:"), ",") {
 				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
