@@ -21,7 +21,7 @@ import (
 // appendfsync everysec (not durable: the baseline), appendfsync always
 // (the durability contract on one Redis), and everysec with WAITAOF after
 // each write (Redis 7.2+ only; skipped on an older one), and WAIT for one
-// replica (a one-master, one-replica Redis Cluster, REDIS_REPLICA_ACKS=1).
+// replica (a three-master Redis Cluster, one replica each, REDIS_REPLICA_ACKS=1).
 // Goal ≥ 10 000 bets/s.
 func BenchmarkSettledBets(b *testing.B) {
 	for _, fsync := range []string{"everysec", "always", "waitaof", "replica"} {
@@ -35,7 +35,7 @@ func benchSettledBets(b *testing.B, fsync string) {
 		stats func() string // INFO commandstats of the node that runs the scripts
 	)
 	if fsync == "replica" {
-		c := redistest.StartCluster(b, 1, 1)
+		c := redistest.StartCluster(b, 3, 1) // a cluster needs three masters
 		rdb = c.Client()
 		stats = func() string { return c.MasterOf("{p:x}").Client().Info(context.Background(), "commandstats").Val() }
 	} else {
