@@ -79,13 +79,23 @@ func TestSimultaneousConnectionsOneSurvives(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		time.Sleep(100 * time.Millisecond) // let every takeover notice arrive
+		// The older one is closed — before its welcome (Connect fails), or
+		// after it, however late the takeover notice comes…
+		if clients[0] != nil && clients[1] != nil {
+			select {
+			case <-clients[0].Done():
+			case <-clients[1].Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("trial %d: both connections survived", trial)
+			}
+		}
+		// …and the other one stays and answers.
 		alive := 0
 		for _, c := range clients {
 			if c == nil {
 				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if _, err := c.Request(ctx, &protocol.Request{Type: protocol.TPing}); err == nil {
 				alive++
 			}
