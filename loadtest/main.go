@@ -37,6 +37,8 @@ type config struct {
 	wsURL, base string
 	urls        []string // wsURL may list several servers, comma-separated; players are spread over them
 	opsToken    string
+	admin       string   // the servers' admin listeners, comma-separated, in the order of wsURL
+	admins      []string // admin, split
 	players     int
 	idle        int
 	duration    time.Duration
@@ -75,6 +77,7 @@ const (
 func main() {
 	var c config
 	flag.StringVar(&c.wsURL, "url", "ws://127.0.0.1:8080/ws", "server WebSocket URL (loopback only)")
+	flag.StringVar(&c.admin, "admin", "http://127.0.0.1:9090", "the servers' admin listeners (ADMIN_ADDR), comma-separated in the order of -url: metrics, books")
 	flag.StringVar(&c.opsToken, "ops-token", envOr("KENO_OPS_TOKEN", "dev-ops-token"), "ops token, to read the books at the end")
 	flag.IntVar(&c.players, "players", 1000, "concurrent active players (max 60000)")
 	flag.IntVar(&c.idle, "idle", 0, "extra players that connect and stay idle (memory per connection)")
@@ -133,11 +136,18 @@ func (c *config) validate() error {
 			return fmt.Errorf("-url must be ws://host:port/ws[,…]")
 		}
 		host := u.Hostname()
-		if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		if !loopback(host) {
 			return fmt.Errorf("-url must point at this machine (127.0.0.0/8, ::1 or localhost), not %q", host)
 		}
 		if i == 0 {
 			c.base = "http://" + u.Host
+		}
+	}
+	c.admins = strings.Split(c.admin, ",")
+	for _, raw := range c.admins {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "http" || !loopback(u.Hostname()) {
+			return fmt.Errorf("-admin must be http://host:port[,…] on this machine, not %q", raw)
 		}
 	}
 	if c.players < 0 || c.players > maxPlayers || c.idle < 0 || c.players+c.idle > maxPlayers {
@@ -169,7 +179,7 @@ func run(c *config) error {
 			return err
 		}
 		defer func() { sp.stop() }()
-		c.wsURL = strings.Join(sp.urls, ",")
+		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
 		c.kill, c.verify, c.cpu = sp.killRedis, sp.verify, sp.cpu
 	}
 	if err := c.validate(); err != nil {
@@ -214,7 +224,7 @@ func run(c *config) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	rep := &Report{Config: reportConfig(c), Started: time.Now()}
-	srv := newServerWatch(c.urls, c.opsToken)
+	srv := newServerWatch(c.admins, c.opsToken)
 	rep.ServerBefore = srv.sample()
 
 	kills := killRedisDuringRun(ctx, c)
@@ -235,7 +245,7 @@ func run(c *config) error {
 		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
 	}
 	rep.finish(c, stats)
-	rep.Books = fetchBooks(c.base, c.opsToken)
+	rep.Books = fetchBooks(c.admins[0], c.opsToken)
 	if c.verify != nil {
 		ok, out := c.verify()
 		rep.Verify = &ok
@@ -526,4 +536,9 @@ func (s cpuSample) since(before cpuSample, games int64) map[string]float64 {
 		out["servers"], out["redis"] = per(s.servers-before.servers), per(s.redis-before.redis)
 	}
 	return out
+}
+
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return (ip != nil && ip.IsLoopback()) || host == "localhost"
 }

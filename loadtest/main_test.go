@@ -18,9 +18,9 @@ import (
 // the report holds.
 func TestShortLoadRun(t *testing.T) {
 	rs := redistest.Start(t)
-	url, token := startServer(t, rs)
+	url, admin, token := startServer(t, rs)
 	// Correctness only: under the race detector, timings mean nothing.
-	c := &config{wsURL: url, opsToken: token, players: 20, idle: 10,
+	c := &config{wsURL: url, admin: admin, opsToken: token, players: 20, idle: 10,
 		duration: 2 * time.Second, ramp: 500 * time.Millisecond, think: 200 * time.Millisecond, strategy: "random",
 		disconnect: 0.2, flooders: 0.05, vandals: 0.05, maxGrids: 3, procs: 1, prefix: "t", report: t.TempDir()}
 	txt := mustRun(t, c)
@@ -38,8 +38,8 @@ func TestShortLoadRun(t *testing.T) {
 // game, settlement and deposit the players were told of is still there.
 func TestLoadRunSurvivesRedisKills(t *testing.T) {
 	rs := redistest.Start(t)
-	url, token := startServer(t, rs)
-	c := &config{wsURL: url, opsToken: token, players: 30, duration: 4 * time.Second, ramp: 500 * time.Millisecond,
+	url, admin, token := startServer(t, rs)
+	c := &config{wsURL: url, admin: admin, opsToken: token, players: 30, duration: 4 * time.Second, ramp: 500 * time.Millisecond,
 		think: 100 * time.Millisecond, strategy: "random", disconnect: 0.05, maxGrids: 3, procs: 1, prefix: "k",
 		report: t.TempDir(), killRedis: 3, kill: func() error { rs.Restart(); return nil }}
 	txt := mustRun(t, c)
@@ -49,7 +49,7 @@ func TestLoadRunSurvivesRedisKills(t *testing.T) {
 }
 
 // startServer runs a dev-mode, fast-profile server over rs in this process.
-func startServer(t *testing.T, rs *redistest.Server) (wsURL, opsToken string) {
+func startServer(t *testing.T, rs *redistest.Server) (wsURL, admin, opsToken string) {
 	cfg, err := app.ParseConfig([]string{"-mode", "dev", "-profile", "fast", "-log", "json", "-log-level", "error", "-redis", rs.URL(), "-conn-rate-ip", "0"})
 	if err != nil {
 		t.Fatal(err)
@@ -59,11 +59,12 @@ func startServer(t *testing.T, rs *redistest.Server) (wsURL, opsToken string) {
 		t.Fatal(err)
 	}
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	al, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { a.Run(ctx, l); close(done) }()
+	go func() { a.Run(ctx, l, al); close(done) }()
 	t.Cleanup(func() { stop(); <-done })
-	return "ws://" + l.Addr().String() + "/ws", cfg.OpsToken
+	return "ws://" + l.Addr().String() + "/ws", "http://" + al.Addr().String(), cfg.OpsToken
 }
 
 // mustRun runs the load tester without its performance checks and returns
@@ -82,13 +83,16 @@ func mustRun(t *testing.T, c *config) string {
 }
 
 func TestRefusesNonLoopbackTargets(t *testing.T) {
+	if c := (&config{wsURL: "ws://127.0.0.1:1/ws", admin: "http://10.0.0.1:9090", players: 1, duration: time.Second, strategy: "stop", maxGrids: 1}); c.validate() == nil {
+		t.Error("a non-loopback admin URL accepted")
+	}
 	for _, u := range []string{"ws://10.0.0.1:8080/ws", "ws://example.com/ws", "ws://192.168.1.2/ws", "http://127.0.0.1/ws"} {
-		c := &config{wsURL: u, players: 1, duration: time.Second, strategy: "stop", maxGrids: 1}
+		c := &config{wsURL: u, admin: "http://127.0.0.1:9090", players: 1, duration: time.Second, strategy: "stop", maxGrids: 1}
 		if err := c.validate(); err == nil {
 			t.Errorf("%s accepted", u)
 		}
 	}
-	c := &config{wsURL: "ws://127.0.0.1:1/ws", players: maxPlayers + 1, duration: time.Second, strategy: "stop", maxGrids: 1}
+	c := &config{wsURL: "ws://127.0.0.1:1/ws", admin: "http://127.0.0.1:9090", players: maxPlayers + 1, duration: time.Second, strategy: "stop", maxGrids: 1}
 	if c.validate() == nil {
 		t.Error("player cap not enforced")
 	}

@@ -263,12 +263,8 @@ type serverWatch struct {
 	token string
 }
 
-func newServerWatch(urls []string, token string) *serverWatch {
-	w := &serverWatch{token: token}
-	for _, u := range urls {
-		w.bases = append(w.bases, "http"+strings.TrimSuffix(strings.TrimPrefix(u, "ws"), "/ws"))
-	}
-	return w
+func newServerWatch(admins []string, token string) *serverWatch {
+	return &serverWatch{bases: admins, token: token}
 }
 
 // sample sums the figures of the watched servers.

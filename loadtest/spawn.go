@@ -21,6 +21,7 @@ type spawned struct {
 	addr      string
 	serverBin string
 	servers   []*exec.Cmd
+	admins    []string // the servers' admin listeners, http://…
 }
 
 // cpu is the CPU time (user + system) used so far by the spawned servers
@@ -116,8 +117,8 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 	}
 	var urls []string
 	for i := 0; i < n; i++ {
-		addr := fmt.Sprintf("127.0.0.1:%d", freePort())
-		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", profile, "-addr", addr,
+		addr, admin := fmt.Sprintf("127.0.0.1:%d", freePort()), fmt.Sprintf("127.0.0.1:%d", freePort())
+		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", profile, "-addr", addr, "-admin-addr", admin,
 			"-redis", fmt.Sprintf("redis://127.0.0.1:%d", redisPort), "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
 			"-server-id", fmt.Sprintf("load-%d", i))
 		// GOMAXPROCS stays the runtime's own (the cores). Twice as many Ps
@@ -138,6 +139,7 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 			return nil, err
 		}
 		urls = append(urls, "ws://"+addr+"/ws")
+		sp.admins = append(sp.admins, "http://"+admin)
 	}
 	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s\n", redisPort, fsync, n, strings.Join(urls, ", "))
 	sp.stop, sp.urls, sp.redis = stop, urls, redis

@@ -36,9 +36,10 @@ func TestClusterScaleOut(t *testing.T) {
 	url := cluster.URL()
 	extra := []string{"-replica-acks", "1", "-conn-rate-ip", "0"}
 	servers := []*proc{startProc(t, url, extra...), startProc(t, url, extra...), startProc(t, url, extra...)}
-	var wsURLs []string
+	var wsURLs, admins []string
 	for _, s := range servers {
 		wsURLs = append(wsURLs, "ws://"+s.addr+"/ws")
+		admins = append(admins, "http://"+s.admin)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -65,7 +66,7 @@ func TestClusterScaleOut(t *testing.T) {
 	}
 
 	report := t.TempDir()
-	lt := exec.CommandContext(ctx, loadtestBinary(t), "-url", strings.Join(wsURLs, ","), "-players", "30",
+	lt := exec.CommandContext(ctx, loadtestBinary(t), "-url", strings.Join(wsURLs, ","), "-admin", strings.Join(admins, ","), "-players", "30",
 		"-duration", "10s", "-ramp", "1s", "-think", "200ms", "-disconnect", "0.15", "-flooders", "0", "-vandals", "0",
 		"-perf-checks=false", "-report", report, "-prefix", "cl")
 	var out strings.Builder

@@ -40,23 +40,23 @@ func serverBinary(t *testing.T) string {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	addr string
+	cmd         *exec.Cmd
+	addr, admin string // public and admin listeners
 }
 
 // startProc runs the real binary against redisURL.
 func startProc(t *testing.T, redisURL string, extra ...string) *proc {
 	t.Helper()
-	port := redistest.FreePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
+	admin := fmt.Sprintf("127.0.0.1:%d", redistest.FreePort(t))
 	args := append([]string{"serve", "-mode", "dev", "-profile", "fast", "-redis", redisURL,
-		"-addr", addr, "-grace", "500ms", "-lease", "1s", "-log", "json", "-log-level", "warn"}, extra...)
+		"-addr", addr, "-admin-addr", admin, "-grace", "500ms", "-lease", "1s", "-log", "json", "-log-level", "warn"}, extra...)
 	cmd := exec.Command(serverBinary(t), args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, addr: addr}
+	p := &proc{cmd: cmd, addr: addr, admin: admin}
 	t.Cleanup(p.kill)
 	deadline := time.Now().Add(20 * time.Second)
 	for {

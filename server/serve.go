@@ -31,12 +31,18 @@ func serve(args []string) error {
 	l, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		a.Close()
-		return err
+		return fmt.Errorf("ADDR: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops: http://%s/ops.html#token=%s\n\n", l.Addr(), l.Addr(), opsHint(cfg))
+	admin, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		l.Close()
+		a.Close()
+		return fmt.Errorf("ADMIN_ADDR: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops (admin listener): http://%s/ops.html#token=%s\n\n", l.Addr(), admin.Addr(), opsHint(cfg))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return a.Run(ctx, l)
+	return a.Run(ctx, l, admin)
 }
 
 // opsHint shows the dev ops token; a production token is never printed.

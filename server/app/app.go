@@ -177,16 +177,36 @@ func raiseOpenFiles(log zerolog.Logger) uint64 {
 	return r.Cur
 }
 
-// Handler returns the server's HTTP routes.
-func (a *App) Handler() http.Handler {
+// PublicHandler is what players reach: the game's page, its socket and
+// the health checks — nothing an operator uses.
+func (a *App) PublicHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", a.Hub)
 	static, _ := fs.Sub(clientjs.Files, ".")
-	mux.Handle("GET /", http.FileServerFS(static))
+	files := http.FileServerFS(static)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/ops") { // the live-ops page is on the admin listener
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", a.ready)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("POST /api/dev/login", a.devLogin)
+	return securityHeaders(mux)
+}
+
+// AdminHandler is the operator's side, on its own listener (ADMIN_ADDR,
+// loopback by default): metrics, the live-ops page and its feed, the
+// cashier and ops API, and the Go profiler.
+func (a *App) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(clientjs.Files, ".")
+	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /{$}", http.RedirectHandler("/ops.html", http.StatusFound))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("POST /api/ops/login", a.opsOnly(a.opsLogin))
 	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.cashier("deposit")))
 	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.cashier("withdraw")))
@@ -194,6 +214,10 @@ func (a *App) Handler() http.Handler {
 	mux.HandleFunc("GET /ops/feed", a.opsPage(a.Ops.serveSSE))
 	mux.HandleFunc("GET /ops/session", a.opsPage(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
+	// The profiler: internals, and CPU while it runs — admin side only.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return securityHeaders(mux)
 }
 
@@ -250,8 +274,9 @@ func (a *App) opsBooks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"books": b, "balanced": b.Balanced()})
 }
 
-// Run serves on l until ctx ends, then shuts down gracefully.
-func (a *App) Run(ctx context.Context, l net.Listener) error {
+// Run serves the game on public and the operator's side on admin until
+// ctx ends, then shuts down gracefully.
+func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	bg, stop := context.WithCancel(context.Background())
 	defer stop()
 	go a.Hub.Sweep(bg)
@@ -261,15 +286,16 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	unindexed := make(chan struct{})
 	go func() { a.Hub.FlushUnindex(bg); close(unindexed) }()
 	go a.Ops.run(bg)
-	if a.Cfg.PprofAddr != "" {
-		go a.servePprof(bg)
-	}
 	// Idle keep-alive connections go after HTTPIdle (a WebSocket, once
 	// upgraded, is the session's to time out: see Hub.Reap).
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: a.Cfg.HTTPIdle}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
-	a.Log.Info().Str("addr", l.Addr().String()).Str("mode", a.Cfg.Mode).Str("profile", a.Cfg.Profile).Msg("keno server listening")
+	srv := &http.Server{Handler: a.PublicHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: a.Cfg.HTTPIdle}
+	adm := &http.Server{Handler: a.AdminHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: a.Cfg.HTTPIdle}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(public) }()
+	go func() { errc <- adm.Serve(admin) }()
+	defer adm.Close() // its feed's streams end with it
+	a.Log.Info().Str("addr", public.Addr().String()).Str("admin", admin.Addr().String()).Str("mode", a.Cfg.Mode).
+		Str("profile", a.Cfg.Profile).Msg("keno server listening")
 	select {
 	case err := <-errc:
 		return err
@@ -284,20 +310,6 @@ func (a *App) Run(ctx context.Context, l net.Listener) error {
 	<-unindexed
 	a.Close()
 	return nil
-}
-
-// servePprof exposes the Go profiler on its own listener, never on the
-// public one: profiles reveal internals and cost CPU while they run.
-func (a *App) servePprof(ctx context.Context) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: a.Cfg.PprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { <-ctx.Done(); srv.Close() }()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		a.Log.Error().Err(err).Str("addr", a.Cfg.PprofAddr).Msg("pprof listener")
-	}
 }
 
 // Close releases Redis (and the embedded one).

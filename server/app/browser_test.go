@@ -234,7 +234,7 @@ func TestBrowserOpsPage(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(ts.base+"/ops.html#token="+ts.app.Cfg.OpsToken),
+		chromedp.Navigate(ts.admin+"/ops.html#token="+ts.app.Cfg.OpsToken),
 		chromedp.Poll[chromedp.Void](`document.getElementById("feed").dataset.state === "open" && +document.getElementById("online").textContent === 8 && parseFloat(document.getElementById("gps").textContent) > 0 && document.getElementById("rtp").textContent.endsWith("%")`, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
 		t.Fatalf("ops page never showed the load: %v", err)
@@ -258,7 +258,7 @@ func TestBrowserOpsPage(t *testing.T) {
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate("about:blank"), // a change of fragment alone would not reload the page
-		chromedp.Navigate(ts.base+"/ops.html#token=wrong"),
+		chromedp.Navigate(ts.admin+"/ops.html#token=wrong"),
 		chromedp.Poll[chromedp.Void](`document.getElementById("feed").textContent === "unauthorized" && !document.getElementById("login").hidden`, chromedp.WithPollingTimeout(10*time.Second)),
 	); err != nil {
 		t.Fatalf("a wrong token did not say unauthorized: %v", err)

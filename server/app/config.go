@@ -40,7 +40,7 @@ type Config struct {
 	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
 	HTTPIdle    time.Duration // an idle HTTP keep-alive connection is closed after this
-	PprofAddr   string        // PPROF_ADDR: Go profiler on a separate (loopback) listener; empty: off
+	AdminAddr   string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
 	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
 	// those headers are ignored.
@@ -103,7 +103,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.Wallet.RaiseDelay, "limit-raise-delay", envDuration("LIMIT_RAISE_DELAY", c.Wallet.RaiseDelay), "delay before a raised limit applies (LIMIT_RAISE_DELAY)")
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
-	fs.StringVar(&c.PprofAddr, "pprof", env("PPROF_ADDR", ""), "serve the Go profiler (/debug/pprof) on this separate address, e.g. 127.0.0.1:6060; off when empty (PPROF_ADDR)")
+	fs.StringVar(&c.AdminAddr, "admin-addr", env("ADMIN_ADDR", "127.0.0.1:9090"), "the operator's listener: /metrics, the live-ops page, /api/ops/* (cashier), /debug/pprof; keep it off the public network (ADMIN_ADDR)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
 	proxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated CIDRs of load balancers whose X-Forwarded-For / Forwarded headers are believed (TRUSTED_PROXIES)")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns (example.com, *.example.com) of pages allowed to open game sockets besides the game's own origin (ALLOWED_ORIGINS)")
@@ -139,6 +139,9 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("LEASE_TTL must be at least 1s, got %s", *lease)
 	case c.ReplicaAcks < 0:
 		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
+	}
+	if c.AdminAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
+		return c, fmt.Errorf("ADMIN_ADDR must differ from ADDR (%s): the admin surfaces stay off the public port", c.Addr)
 	}
 	var err error
 	if c.TrustedProxies, err = parseCIDRs(*proxies); err != nil {

@@ -244,8 +244,8 @@ func TestRateLimitedRepliesCarryTheID(t *testing.T) {
 // sockets from other sites' pages are refused.
 func TestWebSecurity(t *testing.T) {
 	ts := startServer(t, nil)
-	for _, path := range []string{"/", "/ops.html", "/healthz"} {
-		resp, err := http.Get(ts.base + path)
+	for _, url := range []string{ts.base + "/", ts.base + "/healthz", ts.admin + "/ops.html"} {
+		resp, err := http.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,28 @@ func TestWebSecurity(t *testing.T) {
 		h := resp.Header
 		if !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") || h.Get("X-Frame-Options") != "DENY" ||
 			h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
-			t.Errorf("%s: headers %v", path, h)
+			t.Errorf("%s: headers %v", url, h)
+		}
+	}
+	// The admin surfaces are off the public listener, and on the admin one.
+	for _, path := range []string{"/ops.html", "/ops.js", "/metrics", "/api/ops/books", "/ops/feed", "/debug/pprof/"} {
+		resp, err := http.Get(ts.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("public %s: %d", path, resp.StatusCode)
+		}
+	}
+	for path, want := range map[string]int{"/ops.html": 200, "/metrics": 200, "/debug/pprof/": 200, "/api/ops/books": 401} {
+		resp, err := http.Get(ts.admin + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("admin %s: %d, want %d", path, resp.StatusCode, want)
 		}
 	}
 	dial := func(origin string) int {

@@ -22,7 +22,8 @@ type testServer struct {
 	t     *testing.T
 	app   *App
 	url   string // ws://…/ws
-	base  string // http://…
+	base  string // http://… (the public listener)
+	admin string // http://… (the admin listener)
 	redis *redistest.Server
 	stop  context.CancelFunc
 	done  chan struct{}
@@ -54,9 +55,14 @@ func startServer(t *testing.T, rs *redistest.Server, opts ...option) *testServer
 	if err != nil {
 		t.Fatal(err)
 	}
+	al, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
-	ts := &testServer{t: t, app: a, url: "ws://" + l.Addr().String() + "/ws", base: "http://" + l.Addr().String(), redis: rs, stop: stop, done: make(chan struct{})}
-	go func() { a.Run(ctx, l); close(ts.done) }()
+	ts := &testServer{t: t, app: a, url: "ws://" + l.Addr().String() + "/ws", base: "http://" + l.Addr().String(),
+		admin: "http://" + al.Addr().String(), redis: rs, stop: stop, done: make(chan struct{})}
+	go func() { a.Run(ctx, l, al); close(ts.done) }()
 	t.Cleanup(ts.shutdown)
 	return ts
 }

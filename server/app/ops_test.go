@@ -16,7 +16,7 @@ import (
 // opsCall sends an ops API request; auth is the whole Authorization header.
 func opsCall(t *testing.T, ts *testServer, method, path, auth, body string) (int, http.Header, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, ts.base+path, strings.NewReader(body))
+	req, _ := http.NewRequest(method, ts.admin+path, strings.NewReader(body))
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -126,7 +126,7 @@ func TestOpsAPI(t *testing.T) {
 func TestOpsSessionCookie(t *testing.T) {
 	ts := startServer(t, nil)
 	get := func(path string, c *http.Cookie) int {
-		req, _ := http.NewRequest("GET", ts.base+path, nil)
+		req, _ := http.NewRequest("GET", ts.admin+path, nil)
 		if c != nil {
 			req.AddCookie(c)
 		}
@@ -142,7 +142,7 @@ func TestOpsSessionCookie(t *testing.T) {
 	if code := get("/ops/feed?token="+ts.app.Cfg.OpsToken, nil); code != 401 {
 		t.Fatalf("feed with ?token=: %d", code)
 	}
-	req, _ := http.NewRequest("POST", ts.base+"/api/ops/login", nil)
+	req, _ := http.NewRequest("POST", ts.admin+"/api/ops/login", nil)
 	req.Header.Set("Authorization", "Bearer "+ts.app.Cfg.OpsToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -167,7 +167,7 @@ func TestOpsSessionCookie(t *testing.T) {
 		t.Fatalf("feed with a forged cookie: %d", code)
 	}
 	// The cookie is the page's only: the cashier wants the bearer token.
-	req, _ = http.NewRequest("POST", ts.base+"/api/ops/deposit", strings.NewReader(`{"player":"ann","amount":5,"op":"k"}`))
+	req, _ = http.NewRequest("POST", ts.admin+"/api/ops/deposit", strings.NewReader(`{"player":"ann","amount":5,"op":"k"}`))
 	req.AddCookie(cookie)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("cashier with the cookie: %v %v", resp, err)
@@ -193,7 +193,7 @@ func TestOpsFiguresAreClusterWide(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	resp, err := http.Get(b.base + "/metrics")
+	resp, err := http.Get(b.admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
