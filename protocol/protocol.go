@@ -240,6 +240,7 @@ const (
 	CodeBadAmount         = "bad_amount"
 	CodeExclusion         = "exclusion_in_force"
 	CodeServerProblem     = "server_problem"
+	CodeDraining          = "server_draining"
 	CodeInternal          = "internal"
 )
 

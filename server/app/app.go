@@ -120,7 +120,8 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 		if err := m.Start(); err != nil {
 			return nil, nil, err
 		}
-		return redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: redisPool, ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer}), m, nil
+		return redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: redisPool, ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer,
+			ContextTimeoutEnabled: true}), m, nil
 	case url == "":
 		return nil, nil, errors.New("REDIS_URL is required")
 	case strings.HasPrefix(url, "redis+cluster://"):
@@ -133,7 +134,7 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 		addrs := strings.Split(strings.TrimSuffix(rest, "/"), ",")
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, PoolSize: redisPool,
 			ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer,
-			MaxRedirects: 8, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}), nil, nil
+			MaxRedirects: 8, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true}), nil, nil
 	default:
 		opt, err := redis.ParseURL(url)
 		if err != nil {
@@ -143,6 +144,7 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 			opt.PoolSize = redisPool
 		}
 		opt.ReadBufferSize, opt.WriteBufferSize = redisBuffer, redisBuffer
+		opt.ContextTimeoutEnabled = true // every call's deadline is honoured
 		return redis.NewClient(opt), nil, nil
 	}
 }
@@ -222,6 +224,12 @@ func (a *App) AdminHandler() http.Handler {
 }
 
 func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	if a.Hub.Draining() {
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+		return
+	}
+	// A deadline go-redis honours (ContextTimeoutEnabled): a hung Redis
+	// fails the check within a second instead of its socket timeouts.
 	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 	defer cancel()
 	if err := a.Redis.Ping(ctx).Err(); err != nil {
@@ -301,9 +309,18 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.Log.Info().Msg("shutting down: finishing reveals in progress")
-	sctx, cancel := context.WithTimeout(context.Background(), a.Cfg.DrainGrace)
+	// Draining: not ready any more (the load balancer stops sending new
+	// players), no new ticket (server_draining: the client reconnects
+	// elsewhere), then — after DRAIN_DELAY — the listeners close and every
+	// session is drained in parallel, all within DRAIN_TIMEOUT.
+	a.Log.Info().Dur("delay", a.Cfg.DrainDelay).Dur("timeout", a.Cfg.DrainTimeout).Msg("draining: not ready, no new tickets")
+	sctx, cancel := context.WithTimeout(context.Background(), a.Cfg.DrainTimeout)
 	defer cancel()
+	a.Hub.StopTickets()
+	select {
+	case <-time.After(a.Cfg.DrainDelay):
+	case <-sctx.Done():
+	}
 	srv.Shutdown(sctx) // stops accepting; hijacked WebSockets are ours to close
 	a.Hub.Shutdown(sctx)
 	stop()

@@ -38,7 +38,8 @@ type Config struct {
 	Limits      ratelimit.Rules
 	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
 	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
-	DrainGrace  time.Duration // shutdown: how long running reveals may take to reach a pause
+	DrainDelay   time.Duration // DRAIN_DELAY: on SIGTERM, /readyz fails at once; the listener closes this much later
+	DrainTimeout time.Duration // DRAIN_TIMEOUT: the whole shutdown, whatever the peers do
 	HTTPIdle    time.Duration // an idle HTTP keep-alive connection is closed after this
 	AdminAddr   string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
@@ -104,6 +105,8 @@ func ParseConfig(args []string) (Config, error) {
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	fs.StringVar(&c.AdminAddr, "admin-addr", env("ADMIN_ADDR", "127.0.0.1:9090"), "the operator's listener: /metrics, the live-ops page, /api/ops/* (cashier), /debug/pprof; keep it off the public network (ADMIN_ADDR)")
+	drainDelay := fs.Duration("drain-delay", envDuration("DRAIN_DELAY", 0), "on SIGTERM /readyz fails at once and new tickets are refused; the listener closes this much later, once the load balancer has seen it (DRAIN_DELAY; 5s behind one)")
+	drainTimeout := fs.Duration("drain-timeout", envDuration("DRAIN_TIMEOUT", 25*time.Second), "a shutdown ends within this, whatever the peers do; under Kubernetes' 30 s grace (DRAIN_TIMEOUT)")
 	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
 	proxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated CIDRs of load balancers whose X-Forwarded-For / Forwarded headers are believed (TRUSTED_PROXIES)")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns (example.com, *.example.com) of pages allowed to open game sockets besides the game's own origin (ALLOWED_ORIGINS)")
@@ -137,6 +140,8 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("GRACE must be positive, got %s", *grace)
 	case *lease < time.Second:
 		return c, fmt.Errorf("LEASE_TTL must be at least 1s, got %s", *lease)
+	case *drainDelay < 0 || *drainTimeout <= *drainDelay:
+		return c, fmt.Errorf("DRAIN_TIMEOUT (%s) must be longer than DRAIN_DELAY (%s), which must not be negative", *drainTimeout, *drainDelay)
 	case c.ReplicaAcks < 0:
 		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
 	}
@@ -155,7 +160,7 @@ func ParseConfig(args []string) (Config, error) {
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
-	c.DrainGrace = 10 * time.Second
+	c.DrainDelay, c.DrainTimeout = *drainDelay, *drainTimeout
 	c.HTTPIdle = 30 * time.Second
 	switch *pretty {
 	case "pretty":

@@ -346,3 +346,47 @@ func TestDurabilityContractAtStart(t *testing.T) {
 		t.Fatal("not_durable on a durable Redis")
 	}
 }
+
+// A shutdown fails readiness at once, refuses new tickets with a typed
+// server_draining, and ends within DRAIN_TIMEOUT however many peers are
+// dead: they are closed in parallel, then dropped.
+func TestShutdownIsBoundedWhateverPeersDo(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) { c.DrainDelay, c.DrainTimeout = 500*time.Millisecond, 2*time.Second })
+	for i := range 6 {
+		deadPeer(t, ts, ts.token(fmt.Sprint("stuck", i)))
+	}
+	c := ts.player("leaving", 1_000)
+	time.Sleep(200 * time.Millisecond) // the dead peers are registered
+	t0 := time.Now()
+	go ts.stop()
+	time.Sleep(100 * time.Millisecond) // inside DRAIN_DELAY: still listening
+	resp, err := http.Get(ts.base + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz while draining: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if _, err := c.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3)}}); errCode(err) != protocol.CodeDraining {
+		t.Fatalf("a ticket while draining: %v", err)
+	}
+	<-ts.done
+	if took := time.Since(t0); took > 4*time.Second { // 6 × 5 s close handshakes, one after another, before
+		t.Fatalf("shutdown took %v with DRAIN_TIMEOUT 2s", took)
+	}
+}
+
+// /readyz answers within 1.5 s when Redis hangs (every Redis call has a
+// deadline that go-redis honours).
+func TestReadyWhenRedisHangs(t *testing.T) {
+	ts := startServer(t, nil)
+	ts.redis.Pause()
+	defer ts.redis.Resume()
+	t0 := time.Now()
+	resp, err := http.Get(ts.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(t0) > 1500*time.Millisecond {
+		t.Fatalf("readyz with Redis hung: %d after %v", resp.StatusCode, time.Since(t0))
+	}
+}

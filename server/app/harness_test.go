@@ -43,7 +43,7 @@ func startServer(t *testing.T, rs *redistest.Server, opts ...option) *testServer
 		t.Fatal(err)
 	}
 	cfg.Session.SweepEvery = 100 * time.Millisecond
-	cfg.DrainGrace = 2 * time.Second
+	cfg.DrainTimeout = 3 * time.Second
 	for _, o := range opts {
 		o(&cfg)
 	}

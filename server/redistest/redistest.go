@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,6 +128,13 @@ func (s *Server) Kill() {
 	}
 	s.cmd = nil
 }
+
+// Pause freezes the server (SIGSTOP): connections stay open, nothing is
+// answered — a hung Redis. Resume (SIGCONT) undoes it.
+func (s *Server) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again.
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Restart starts the server again on the same port and directory; with AOF
 // it comes back with every acknowledged write.

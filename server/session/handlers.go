@@ -18,7 +18,13 @@ import (
 // Quick picks use a pooled secure generator (one per goroutine at a time).
 var sources = sync.Pool{New: func() any { return engine.NewSecureSource() }}
 
+// errDraining refuses a new ticket while the server shuts down.
+var errDraining = protocol.Errf(protocol.CodeDraining, "This server is restarting: reconnect (to another server) to play; your games in play are safe.")
+
 func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
+	if s.hub.Draining() {
+		return errDraining
+	}
 	grids := make([]gridSpec, len(req.Grids))
 	for i, g := range req.Grids {
 		if !s.hub.table.ValidStake(g.Stake) {
@@ -143,6 +149,9 @@ func (s *Session) reseed() {
 }
 
 func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
+	if s.hub.Draining() {
+		return errDraining
+	}
 	start := time.Now()
 	s.mu.Lock()
 	t, playing := s.pending, s.playing != nil

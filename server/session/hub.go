@@ -88,7 +88,8 @@ type Hub struct {
 	mu       sync.Mutex
 	sessions map[string]*Session   // by player, once authenticated
 	conns    map[*Session]struct{} // every open connection, for the reaper
-	draining bool
+	draining bool        // no new connection
+	noTicket atomic.Bool // no new ticket: the server is going away
 	wg       sync.WaitGroup      // running sessions
 	connSeq  atomic.Int64        // numbers connections, to spread lease renewals
 	settledQ chan wallet.DueGame // settled games to drop from the recovery index
@@ -311,26 +312,40 @@ func (h *Hub) ListenTakeovers(ctx context.Context) {
 	}
 }
 
-// Shutdown stops taking connections, lets reveals in progress run until
-// they wait for the player (or ctx ends), then closes every session; their
-// open games go to the recovery path (resumed on reconnection, or settled
-// by any server after the grace period).
+// StopTickets refuses new tickets from now on (server_draining), and
+// makes Draining true: the first step of a shutdown.
+func (h *Hub) StopTickets() { h.noTicket.Store(true) }
+
+// Draining reports whether a shutdown has begun.
+func (h *Hub) Draining() bool { return h.noTicket.Load() }
+
+// Shutdown stops taking connections, lets every reveal in progress run
+// until it waits for the player, tells each client, and closes — all
+// sessions in parallel, and all within ctx: when it ends, whatever is
+// left is dropped at once, whatever the peers do. Open games go to the
+// recovery path (resumed on reconnection, or settled by any server after
+// the grace period).
 func (h *Hub) Shutdown(ctx context.Context) {
+	h.StopTickets()
 	h.mu.Lock()
 	h.draining = true
-	sessions := make([]*Session, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		sessions = append(sessions, s)
+	conns := make([]*Session, 0, len(h.conns))
+	for s := range h.conns {
+		conns = append(conns, s)
 	}
 	h.mu.Unlock()
-	for _, s := range sessions {
-		s.drain(ctx)
+	for _, s := range conns {
+		go s.drain(ctx)
 	}
 	done := make(chan struct{})
 	go func() { h.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
+		for _, s := range conns {
+			s.drop()
+		}
+		<-done
 	}
 }
 

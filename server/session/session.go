@@ -270,6 +270,14 @@ func (s *Session) takenOver() {
 		websocket.StatusCode(4001), "session taken over")
 }
 
+// drop ends the connection at once, even while a close handshake is
+// waiting for the peer (which the library's CloseNow would wait behind):
+// the socket itself is closed.
+func (s *Session) drop() {
+	s.cancel()
+	s.cork.Conn.Close()
+}
+
 // end says goodbye with m and closes with code, without making the caller
 // wait for the peer's side of the close handshake (up to 5 s).
 func (s *Session) end(m *protocol.Message, code websocket.StatusCode, reason string) {
@@ -334,7 +342,7 @@ func (s *Session) drain(ctx context.Context) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.send(&protocol.Message{Type: protocol.TShutdown, Text: "The server is restarting; reconnect to resume your game."})
-	s.conn.Close(websocket.StatusGoingAway, "server shutdown")
+	s.conn.Close(websocket.StatusGoingAway, "server shutdown") // waits for the peer at most until Shutdown's deadline cancels s
 	s.cancel()
 }
 
