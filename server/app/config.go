@@ -23,25 +23,25 @@ import (
 
 // Config is everything a server needs, from flags and environment.
 type Config struct {
-	Addr        string // ADDR
-	RedisURL    string // REDIS_URL; empty: embedded miniredis (dev only)
-	Mode        string // MODE: dev or production
-	Profile     string // PROFILE: human or fast (reveal pace)
-	TokenKey    string // KENO_TOKEN_KEY: verifies player tokens
-	SealKey     string // KENO_SEAL_KEY: seals the journal
-	OpsToken    string // KENO_OPS_TOKEN: protects /ops and the ops API
-	Grace       time.Duration
-	ServerID    string // SERVER_ID: names this server in logs and ops figures
-	LogPretty   bool
-	LogLevel    string
-	Session     session.Config
-	Limits      ratelimit.Rules
-	ReplicaAcks int           // REDIS_REPLICA_ACKS: replicas that must have each money write
-	Wallet      wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
+	Addr         string // ADDR
+	RedisURL     string // REDIS_URL; empty: embedded miniredis (dev only)
+	Mode         string // MODE: dev or production
+	Profile      string // PROFILE: human or fast (reveal pace)
+	TokenKey     string // KENO_TOKEN_KEY: verifies player tokens
+	SealKey      string // KENO_SEAL_KEY: seals the journal
+	OpsToken     string // KENO_OPS_TOKEN: protects /ops and the ops API
+	Grace        time.Duration
+	ServerID     string // SERVER_ID: names this server in logs and ops figures
+	LogPretty    bool
+	LogLevel     string
+	Session      session.Config
+	Limits       ratelimit.Rules
+	ReplicaAcks  int           // REDIS_REPLICA_ACKS: replicas that must have each money write
+	Wallet       wallet.Config // DEPOSIT_CAP, TICKET_MAX, LIMIT_RAISE_DELAY
 	DrainDelay   time.Duration // DRAIN_DELAY: on SIGTERM, /readyz fails at once; the listener closes this much later
 	DrainTimeout time.Duration // DRAIN_TIMEOUT: the whole shutdown, whatever the peers do
-	HTTPIdle    time.Duration // an idle HTTP keep-alive connection is closed after this
-	AdminAddr   string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
+	HTTPIdle     time.Duration // an idle HTTP keep-alive connection is closed after this
+	AdminAddr    string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
 	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
 	// those headers are ignored.

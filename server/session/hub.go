@@ -88,12 +88,12 @@ type Hub struct {
 	mu       sync.Mutex
 	sessions map[string]*Session   // by player, once authenticated
 	conns    map[*Session]struct{} // every open connection, for the reaper
-	draining bool        // no new connection
-	noTicket atomic.Bool // no new ticket: the server is going away
-	wg       sync.WaitGroup      // running sessions
-	connSeq  atomic.Int64        // numbers connections, to spread lease renewals
-	settledQ chan wallet.DueGame // settled games to drop from the recovery index
-	warm     *warmPool           // runs requests and games (warm.go)
+	draining bool                  // no new connection
+	noTicket atomic.Bool           // no new ticket: the server is going away
+	wg       sync.WaitGroup        // running sessions
+	connSeq  atomic.Int64          // numbers connections, to spread lease renewals
+	settledQ chan wallet.DueGame   // settled games to drop from the recovery index
+	warm     *warmPool             // runs requests and games (warm.go)
 }
 
 // NewHub assembles a hub.
