@@ -292,7 +292,16 @@ func (f *OpsFeed) redisState(ctx context.Context) RedisState {
 		return st
 	}
 	st.OK, st.PingMS = true, float64(time.Since(t0).Microseconds())/1000
-	var mu sync.Mutex
+	var (
+		mu           sync.Mutex
+		used, maxMem float64
+	)
+	defer func() {
+		if st.Nodes > 0 {
+			f.a.Metrics.RedisUsedMem.Set(used)
+			f.a.Metrics.RedisMaxMem.Set(maxMem)
+		}
+	}()
 	forEachInfo(ctx, f.a.Redis, func(info string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -309,6 +318,12 @@ func (f *OpsFeed) redisState(ctx context.Context) RedisState {
 				} else {
 					st.UsedMem += " + " + v
 				}
+			case "used_memory":
+				n, _ := strconv.ParseFloat(v, 64)
+				used += n
+			case "maxmemory":
+				n, _ := strconv.ParseFloat(v, 64)
+				maxMem += n
 			case "instantaneous_ops_per_sec":
 				n, _ := strconv.ParseInt(v, 10, 64)
 				st.OpsPerSec += n

@@ -36,6 +36,8 @@ type Metrics struct {
 	Recovered      prometheus.Counter
 	TakenOver      prometheus.Counter
 	OpenFilesLimit prometheus.Gauge
+	RedisUsedMem   prometheus.Gauge // bytes, summed over the masters (INFO memory)
+	RedisMaxMem    prometheus.Gauge // bytes; 0: no maxmemory set
 	BigWins        prometheus.Counter
 	RTPObserved    prometheus.GaugeFunc // wins / stakes since this server started
 }
@@ -68,6 +70,8 @@ func New() *Metrics {
 		Recovered:      f.counter("keno_games_recovered_total", "Abandoned games settled by the recovery sweeper."),
 		TakenOver:      f.counter("keno_sessions_taken_over_total", "Sessions ended by a newer connection of the same player."),
 		OpenFilesLimit: f.gauge("keno_open_files_limit", "The open-file limit (RLIMIT_NOFILE) this process runs under."),
+		RedisUsedMem:   f.gauge("keno_redis_used_memory_bytes", "Redis used_memory summed over the masters, as this server last read it."),
+		RedisMaxMem:    f.gauge("keno_redis_maxmemory_bytes", "Redis maxmemory summed over the masters (0: none set)."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
 	}
 	m.RTPObserved = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "keno_rtp_observed",

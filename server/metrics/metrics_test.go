@@ -1,7 +1,9 @@
 package metrics
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -45,4 +47,64 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The alert rules are valid and behave as their unit tests say (promtool,
+// from Debian's prometheus package, installed by .ci/deps): a target down,
+// no games after a restart, Redis memory, the RTP band.
+func TestAlertRules(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool not found: run `make deps` (installs Debian's prometheus package)")
+	}
+	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = "../ops"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// The Grafana dashboard provisions from a file as it is: no __inputs, a
+// datasource variable, every query filtered by the job variable, and rates
+// over $__rate_interval (a fixed [1m] is empty at a 1 m scrape interval).
+func TestDashboardProvisionsFromAFile(t *testing.T) {
+	b, err := os.ReadFile("../ops/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Inputs     any `json:"__inputs"`
+		Templating struct {
+			List []struct{ Name, Type string }
+		}
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Type
+	}
+	if d.Inputs != nil || vars["datasource"] != "datasource" || vars["job"] != "query" {
+		t.Fatalf("__inputs %v, variables %v", d.Inputs, vars)
+	}
+	exprs := regexp.MustCompile(`"expr": "((?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(string(b), -1)
+	selector := regexp.MustCompile(`\b(?:keno|process|go)_[a-z_]+\b(\{[^}]*\})?`)
+	fixed := regexp.MustCompile(`rate\([^)]*\[(1m|5m)\]\)`)
+	if len(exprs) < 20 {
+		t.Fatalf("only %d queries found", len(exprs))
+	}
+	for _, e := range exprs {
+		expr := strings.ReplaceAll(e[1], `\"`, `"`)
+		for _, s := range selector.FindAllStringSubmatch(expr, -1) {
+			if !strings.Contains(s[1], `job=~"$job"`) {
+				t.Errorf("%s: %s has no job filter", expr, s[0])
+			}
+		}
+		if fixed.MatchString(expr) {
+			t.Errorf("%s: a fixed rate window instead of $__rate_interval", expr)
+		}
+	}
 }
