@@ -10,9 +10,13 @@ export ADDR
 run: build
 	./$(BIN) serve
 
+# The version stamped into keno-server (keno-server version, keno_build_info).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+
 build:
 	@mkdir -p bin
-	$(GO) build -o $(BIN) ./server
+	$(GO) build -ldflags "-X keno/server/buildinfo.version=$(VERSION) -X keno/server/buildinfo.revision=$(REVISION)" -o $(BIN) ./server
 	$(GO) build -o bin/keno-loadtest ./loadtest
 
 ## test: vet, then every test with the race detector, against real Redis and Chromium

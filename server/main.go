@@ -5,11 +5,14 @@
 //	keno-server par [-json]       exact RTP report of the embedded prize table
 //	keno-server simulate [-n N]   play N games per pick count, compare with exact RTP
 //	keno-server verify            walk the sealed journals and report tampering
+//	keno-server version           the build: version, commit, Go
 package main
 
 import (
 	"fmt"
 	"os"
+
+	"keno/server/buildinfo"
 )
 
 func main() {
@@ -28,8 +31,10 @@ func main() {
 		err = simulate(args)
 	case "verify":
 		err = verify(args)
+	case "version":
+		fmt.Println(buildinfo.Read())
 	default:
-		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify)", cmd)
+		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "keno-server:", err)

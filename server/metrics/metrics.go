@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
+
+	"keno/server/buildinfo"
 )
 
 // Metrics are every figure the server exports at /metrics.
@@ -74,6 +76,9 @@ func New() *Metrics {
 		RedisMaxMem:    f.gauge("keno_redis_maxmemory_bytes", "Redis maxmemory summed over the masters (0: none set)."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
 	}
+	bi := buildinfo.Read()
+	f.gaugeVec("keno_build_info", "Always 1: the running build's version, commit and Go version.", "version", "revision", "goversion").
+		WithLabelValues(bi.Version, bi.Revision, bi.Go).Set(1)
 	m.RTPObserved = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "keno_rtp_observed",
 		Help: "Wins paid / stakes accepted since this server started (the exact RTP is 66.8–70.8 %)."}, m.observedRTP)
 	names["keno_rtp_observed"] = true
@@ -162,6 +167,13 @@ type factory struct {
 func (f factory) gauge(name, help string) prometheus.Gauge {
 	f.names[name] = true
 	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	f.r.MustRegister(g)
+	return g
+}
+
+func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	f.names[name] = true
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 	f.r.MustRegister(g)
 	return g
 }

@@ -108,3 +108,26 @@ func TestDashboardProvisionsFromAFile(t *testing.T) {
 		}
 	}
 }
+
+// keno_build_info names the running build.
+func TestBuildInfo(t *testing.T) {
+	mfs, err := New().Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "keno_build_info" {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if m.GetGauge().GetValue() != 1 || labels["version"] == "" || labels["revision"] == "" || !strings.HasPrefix(labels["goversion"], "go") {
+			t.Fatalf("keno_build_info %v = %v", labels, m.GetGauge().GetValue())
+		}
+		return
+	}
+	t.Fatal("no keno_build_info")
+}
