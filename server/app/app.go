@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -184,8 +183,7 @@ func raiseOpenFiles(log zerolog.Logger) uint64 {
 func (a *App) PublicHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", a.Hub)
-	static, _ := fs.Sub(clientjs.Files, ".")
-	files := http.FileServerFS(static)
+	files := http.FileServerFS(clientjs.Files)
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/ops") { // the live-ops page is on the admin listener
 			http.NotFound(w, r)
@@ -193,7 +191,7 @@ func (a *App) PublicHandler() http.Handler {
 		}
 		files.ServeHTTP(w, r)
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.HandleFunc("POST /api/dev/login", a.devLogin)
 	return securityHeaders(mux)
@@ -204,10 +202,9 @@ func (a *App) PublicHandler() http.Handler {
 // cashier and ops API, and the Go profiler.
 func (a *App) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(clientjs.Files, ".")
-	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /", http.FileServerFS(clientjs.Files))
 	mux.Handle("GET /{$}", http.RedirectHandler("/ops.html", http.StatusFound))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("POST /api/ops/login", a.opsOnly(a.opsLogin))
 	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.cashier("deposit")))
@@ -222,6 +219,9 @@ func (a *App) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return securityHeaders(mux)
 }
+
+// healthz: the process is up (liveness; readiness is /readyz).
+func healthz(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) }
 
 func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	if a.Hub.Draining() {

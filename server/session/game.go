@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -67,18 +68,26 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 	})
 }
 
-// settledWins sums the wins of a ticket's first n games (all settled).
+// settledWins sums the wins of a ticket's first n games (all settled),
+// read in one round trip.
 func (s *Session) settledWins(ticket string, n int) (int64, error) {
-	s.letGo() // what is due goes out before the Redis round trips
+	s.letGo() // what is due goes out before the Redis round trip
 	defer s.hold()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = gameID(ticket, i)
+	}
+	games, err := s.hub.store.Games(ctx, s.player, ids)
+	if err != nil {
+		return 0, err
+	}
+	if len(games) != n {
+		return 0, fmt.Errorf("ticket %s: %d of its first %d games are stored", ticket, len(games), n)
+	}
 	var sum int64
-	for i := range n {
-		g, err := s.hub.store.Game(ctx, s.player, gameID(ticket, i))
-		if err != nil {
-			return 0, err
-		}
+	for _, g := range games {
 		sum += g.Win
 	}
 	return sum, nil

@@ -88,7 +88,7 @@ type Hub struct {
 	mu       sync.Mutex
 	sessions map[string]*Session   // by player, once authenticated
 	conns    map[*Session]struct{} // every open connection, for the reaper
-	draining bool                  // no new connection
+	closing  bool                  // Shutdown has begun: no new connection
 	noTicket atomic.Bool           // no new ticket: the server is going away
 	wg       sync.WaitGroup        // running sessions
 	connSeq  atomic.Int64          // numbers connections, to spread lease renewals
@@ -109,9 +109,9 @@ func (h *Hub) Config() Config { return h.cfg }
 // ServeHTTP upgrades /ws requests to a session.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
-	draining := h.draining
+	closing := h.closing
 	h.mu.Unlock()
-	if draining {
+	if closing {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
 	}
@@ -136,7 +136,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// request are then freed, which keeps an idle player's footprint small.
 	s := newSession(h, conn, sb.cork, ip)
 	h.mu.Lock()
-	if h.draining { // shutdown began during the upgrade: its Wait must not race an Add
+	if h.closing { // shutdown began during the upgrade: its Wait must not race an Add
 		h.mu.Unlock()
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		s.cancel()
@@ -328,7 +328,7 @@ func (h *Hub) Draining() bool { return h.noTicket.Load() }
 func (h *Hub) Shutdown(ctx context.Context) {
 	h.StopTickets()
 	h.mu.Lock()
-	h.draining = true
+	h.closing = true
 	conns := make([]*Session, 0, len(h.conns))
 	for s := range h.conns {
 		conns = append(conns, s)

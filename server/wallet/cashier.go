@@ -3,6 +3,7 @@ package wallet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,9 @@ func cashierKey(op string) string { return "keno:cashier:op:" + op }
 // CashierOpMax is the longest op id the cashier takes.
 const CashierOpMax = 64
 
+// ErrBadCashierOp: a cashier op id missing or too long.
+var ErrBadCashierOp = &Error{Code: "bad_request", Reason: fmt.Sprintf("cashier op id must be 1–%d characters", CashierOpMax)}
+
 // Cashier performs the operator's deposit (kind "deposit") or withdrawal
 // ("withdraw") named op. A replay returns the first answer with Replay set;
 // a conflicting reuse of op is ErrOpConflict and moves nothing.
@@ -32,7 +36,7 @@ func (s *Store) Cashier(ctx context.Context, kind, player, op string, amount int
 		return Moved{}, &Error{Code: "bad_request", Reason: "unknown cashier operation " + strconv.Quote(kind)}
 	}
 	if op == "" || len(op) > CashierOpMax {
-		return Moved{}, ErrBadOp
+		return Moved{}, ErrBadCashierOp
 	}
 	if err := checkArgs(player, op, amount); err != nil {
 		return Moved{}, err

@@ -47,9 +47,6 @@ func (d Durability) String() string {
 // (idempotent) operation before telling anyone it is done.
 var ErrNotDurable = errors.New("wallet: write not confirmed durable in time; retry")
 
-// ErrNotReplicated is ErrNotDurable under its former name.
-var ErrNotReplicated = ErrNotDurable
-
 // persistence is one master's AOF settings as CONFIG GET and INFO report them.
 type persistence struct {
 	appendonly, appendfsync string
@@ -57,7 +54,7 @@ type persistence struct {
 	err                     error
 }
 
-// Durability inspects every master's persistence settings and chooses how
+// CheckDurability inspects every master's persistence settings and chooses how
 // money writes are made durable (see the contract above). It returns an
 // error naming the setting when no rule can be kept; dev mode may go on
 // with NotDurable after logging that error.

@@ -72,7 +72,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		}
 		recs[i] = rec
 		keys = append(keys, k.game(g.ID))
-		games = append(games, g.ID, rec, s.seal.Tag("game", g.ID, string(rec)))
+		games = append(games, g.ID, rec, s.seal.Tag(recordTagged(g.ID, string(rec))...))
 	}
 	interval, tolerance := s.cfg.BetRate.gcra()
 	payload := struct {
@@ -114,7 +114,7 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	payload := map[string]string{"game": gameID, field: value}
 	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		args = append(args, choiceTag(s.seal, gameID, field, value))
+		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...))
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -152,7 +152,7 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 	}{gameID, res.Win, result}
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
-		args = append(args, settleTag(s.seal, gameID, res.Win, string(result)))
+		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...))
 		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...)
 	})
 	if err != nil {
@@ -191,28 +191,24 @@ func (g *GameState) Choices() engine.Choices {
 	return c
 }
 
-// settleTag seals a settlement as stored on the game's record.
-func settleTag(seal *journal.Sealer, gameID string, win int64, result string) string {
-	return seal.Tag("settle", gameID, strconv.FormatInt(win, 10), result)
-}
-
-// choiceTag seals a choice as stored on the game's record.
-func choiceTag(seal *journal.Sealer, gameID, field, value string) string {
-	return seal.Tag("choice", gameID, field, value)
-}
+// What the seal tag of each stored part of a game covers — one layout for
+// the scripts that write the tags and for sealedCopy, which checks them.
+func recordTagged(id, rec string) []string          { return []string{"game", id, rec} }
+func choiceTagged(id, field, value string) []string { return []string{"choice", id, field, value} }
+func settleTagged(id, win, result string) []string  { return []string{"settle", id, win, result} }
 
 // sealedCopy reports whether every part of a stored game — the record, each
 // choice, the settlement — carries its valid seal tag.
 func (s *Store) sealedCopy(id string, m map[string]string) bool {
-	if !s.seal.ValidTag(m["tag"], "game", id, m["rec"]) {
+	if !s.seal.ValidTag(m["tag"], recordTagged(id, m["rec"])...) {
 		return false
 	}
 	for _, f := range []string{ChoiceContinue, ChoiceBox} {
-		if v, ok := m[f]; ok && !s.seal.ValidTag(m[f+"_tag"], "choice", id, f, v) {
+		if v, ok := m[f]; ok && !s.seal.ValidTag(m[f+"_tag"], choiceTagged(id, f, v)...) {
 			return false
 		}
 	}
-	return m["status"] != "settled" || s.seal.ValidTag(m["stag"], "settle", id, m["win"], m["result"])
+	return m["status"] != "settled" || s.seal.ValidTag(m["stag"], settleTagged(id, m["win"], m["result"])...)
 }
 
 // ErrDamaged: a stored game record does not carry a valid seal — it was
@@ -278,6 +274,15 @@ func (s *Store) OpenGames(ctx context.Context, player string) ([]*GameState, err
 	}
 	sortGames(games)
 	return games, nil
+}
+
+// Games reads several games of a player in one round trip, in the order
+// asked; games no longer stored are left out.
+func (s *Store) Games(ctx context.Context, player string, ids []string) ([]*GameState, error) {
+	if !ValidPlayer(player) {
+		return nil, ErrBadPlayer
+	}
+	return s.games(ctx, keysOf(player), ids)
 }
 
 func (s *Store) games(ctx context.Context, k keys, ids []string) ([]*GameState, error) {

@@ -155,7 +155,7 @@ func TestCashierOps(t *testing.T) {
 				t.Errorf("%s: TTL %v %v, want none", key, ttl, err)
 			}
 		}
-		if _, err := s.Cashier(ctx, "deposit", "ann", "", 700); !errors.Is(err, ErrBadOp) {
+		if _, err := s.Cashier(ctx, "deposit", "ann", "", 700); !errors.Is(err, ErrBadCashierOp) {
 			t.Fatalf("empty op: %v", err)
 		}
 		mustBooks(t, s)
