@@ -178,7 +178,7 @@ func run(c *config) error {
 		if err != nil {
 			return err
 		}
-		defer func() { sp.stop() }()
+		defer sp.stop()
 		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
 		c.kill, c.verify, c.cpu = sp.killRedis, sp.verify, sp.cpu
 	}

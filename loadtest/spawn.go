@@ -14,7 +14,7 @@ import (
 
 // spawned is what spawn started.
 type spawned struct {
-	stop      func()
+	dir       string // Redis's, removed at the end
 	urls      []string
 	redis     *exec.Cmd
 	args      []string // redis-server's, to start it again
@@ -22,6 +22,37 @@ type spawned struct {
 	serverBin string
 	servers   []*exec.Cmd
 	admins    []string // the servers' admin listeners, http://…
+}
+
+// startRedis starts redis-server with s.args and waits until it listens.
+func (s *spawned) startRedis() error {
+	s.redis = exec.Command("redis-server", s.args...)
+	s.redis.Stdout, s.redis.Stderr = os.Stderr, os.Stderr
+	if err := s.redis.Start(); err != nil {
+		s.redis = nil
+		return fmt.Errorf("start redis-server (make deps installs it): %w", err)
+	}
+	return waitTCP(s.addr)
+}
+
+// stop interrupts the servers, newest first, then Redis (each killed if
+// still there after 15 s), and removes Redis's directory.
+func (s *spawned) stop() {
+	procs := append([]*exec.Cmd{}, s.servers...)
+	if s.redis != nil {
+		procs = append([]*exec.Cmd{s.redis}, procs...)
+	}
+	for i := len(procs) - 1; i >= 0; i-- {
+		procs[i].Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func(c *exec.Cmd) { c.Wait(); close(done) }(procs[i])
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			procs[i].Process.Kill()
+		}
+	}
+	os.RemoveAll(s.dir)
 }
 
 // cpu is the CPU time (user + system) used so far by the spawned servers
@@ -62,64 +93,34 @@ func (s *spawned) verify() (bool, string) {
 func (s *spawned) killRedis() error {
 	s.redis.Process.Kill()
 	s.redis.Wait()
-	s.redis = exec.Command("redis-server", s.args...)
-	s.redis.Stdout, s.redis.Stderr = os.Stderr, os.Stderr
-	if err := s.redis.Start(); err != nil {
-		return err
-	}
-	return waitTCP(s.addr)
+	return s.startRedis()
 }
 
-// spawn starts a redis-server (AOF with appendfsync fsync — always, as the
-// durability contract wants in production, or everysec to measure what it
-// costs; no automatic rewrite) and n keno servers with the given reveal
-// profile on free loopback ports.
+// spawn starts a redis-server (AOF with the given appendfsync — always, as
+// the durability contract wants in production, or everysec to measure
+// what it costs; no automatic rewrite) and n keno servers with the given
+// reveal profile on free loopback ports.
 func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 	dir, err := os.MkdirTemp("", "keno-loadtest")
 	if err != nil {
 		return nil, err
 	}
-	sp := &spawned{serverBin: serverBin}
-	var procs []*exec.Cmd
-	stop := func() {
-		if sp.redis != nil {
-			procs[0] = sp.redis // restarted by killRedis
-		}
-		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func(c *exec.Cmd) { c.Wait(); close(done) }(procs[i])
-			select {
-			case <-done:
-			case <-time.After(15 * time.Second):
-				procs[i].Process.Kill()
-			}
-		}
-		os.RemoveAll(dir)
-	}
 	redisPort := freePort()
-	sp.addr = fmt.Sprintf("127.0.0.1:%d", redisPort)
+	sp := &spawned{serverBin: serverBin, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", redisPort)}
 	sp.args = []string{"--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", fsync, "--save", "", "--loglevel", "warning", "--maxclients", "10000",
 		// No automatic AOF rewrite in a bounded run: it forks and compresses
 		// the whole dataset for seconds, taking one of the cores the server
 		// and the load tester share here (a production Redis has its own).
 		"--auto-aof-rewrite-percentage", "0"}
-	redis := exec.Command("redis-server", sp.args...)
-	redis.Stdout, redis.Stderr = os.Stderr, os.Stderr
-	if err := redis.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server (make deps installs it): %w", err)
-	}
-	procs = append(procs, redis)
-	if err := waitTCP(sp.addr); err != nil {
-		stop()
+	if err := sp.startRedis(); err != nil {
+		sp.stop()
 		return nil, err
 	}
-	var urls []string
 	for i := 0; i < n; i++ {
 		addr, admin := fmt.Sprintf("127.0.0.1:%d", freePort()), fmt.Sprintf("127.0.0.1:%d", freePort())
 		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", profile, "-addr", addr, "-admin-addr", admin,
-			"-redis", fmt.Sprintf("redis://127.0.0.1:%d", redisPort), "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
+			"-redis", "redis://"+sp.addr, "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
 			"-server-id", fmt.Sprintf("load-%d", i))
 		// GOMAXPROCS stays the runtime's own (the cores). Twice as many Ps
 		// was tried: it made a collection's mark worker take one P in four
@@ -129,20 +130,18 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 		// of eleven with two (the other four, in a slow hour, 101–165 ms).
 		srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
 		if err := srv.Start(); err != nil {
-			stop()
+			sp.stop()
 			return nil, err
 		}
-		procs = append(procs, srv)
 		sp.servers = append(sp.servers, srv)
 		if err := waitHTTP("http://" + addr + "/readyz"); err != nil {
-			stop()
+			sp.stop()
 			return nil, err
 		}
-		urls = append(urls, "ws://"+addr+"/ws")
+		sp.urls = append(sp.urls, "ws://"+addr+"/ws")
 		sp.admins = append(sp.admins, "http://"+admin)
 	}
-	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s\n", redisPort, fsync, n, strings.Join(urls, ", "))
-	sp.stop, sp.urls, sp.redis = stop, urls, redis
+	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s\n", redisPort, fsync, n, strings.Join(sp.urls, ", "))
 	return sp, nil
 }
 
