@@ -60,7 +60,13 @@ type Table struct {
 	ExtraDen  int64
 	// ExtraPrize[p][i]: prize index i × stake for p picks.
 	ExtraPrize [MaxPicks + 1][]Ratio
+
+	source []byte // the JSON it was loaded from
 }
+
+// Source is the table as published: the JSON it was loaded from, which
+// the game's rules screen shows (never a copy of it).
+func (t *Table) Source() []byte { return t.source }
 
 var defaultTable = mustLoad(embeddedTable)
 
@@ -118,7 +124,7 @@ func Load(b []byte) (*Table, error) {
 		return nil, fmt.Errorf("paytable: geometry grid=%d drawn=%d picks=%d..%d, engine plays %d/%d with %d..%d picks",
 			raw.Grid, raw.Drawn, raw.Picks.Min, raw.Picks.Max, GridSize, Drawn, MinPicks, MaxPicks)
 	}
-	t := &Table{Version: raw.Version, DefaultStake: raw.DefaultStake}
+	t := &Table{Version: raw.Version, DefaultStake: raw.DefaultStake, source: bytes.Clone(b)}
 	for p := range t.Main { // absent table entries pay nothing
 		for m := range t.Main[p] {
 			t.Main[p][m] = Ratio{0, 1}

@@ -39,6 +39,7 @@ type Message struct {
 	Boxes  []int64        `json:"boxes,omitempty"`  // extra_result: all five prizes
 	Prize  int64          `json:"prize,omitempty"`  // extra_result
 	Win    int64          `json:"win,omitempty"`    // settled, ticket_done
+	Wins   []int64        `json:"wins,omitempty"`   // ticket_done: each grid's win, in ticket order
 	Result *engine.Result `json:"result,omitempty"` // settled
 
 	History []HistoryItem `json:"history,omitempty"` // history
@@ -64,9 +65,11 @@ type GameConfig struct {
 	Grid         int     `json:"grid"`
 	MaxGrids     int     `json:"max_grids"`
 	TicketMax    int64   `json:"ticket_max"`
-	ColorMS      int64   `json:"color_ms"`  // interval between colours in step 1
-	NumberMS     int64   `json:"number_ms"` // interval between numbers in step 2
-	DevMode      bool    `json:"dev_mode"`  // deposits from the client are allowed
+	ColorMS      int64   `json:"color_ms"`       // interval between colours in step 1
+	NumberMS     int64   `json:"number_ms"`      // interval between numbers in step 2
+	HoldMS       int64   `json:"hold_ms"`        // a settled game stays on screen this long before the next game_start
+	LimitRaiseMS int64   `json:"limit_raise_ms"` // a raised limit applies after this delay; a lowered one at once
+	DevMode      bool    `json:"dev_mode"`       // deposits from the client are allowed
 	// NotDurable: this (dev) server runs on a Redis that does not keep the
 	// durability contract: an accepted bet or a payout may vanish if Redis
 	// crashes. Never set in production, which refuses to start so.
@@ -140,6 +143,9 @@ type FairRef struct {
 	Commit     string `json:"commit"`
 	ClientSeed string `json:"client_seed"`
 	Nonce      uint64 `json:"nonce"`
+	// ServerSeed (hex) once a rotation has revealed it: with it the game
+	// can be recomputed (FAIRNESS below).
+	ServerSeed string `json:"server_seed,omitempty"`
 }
 
 // Fail builds an error reply to request id.

@@ -95,6 +95,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
 	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
+	hold := fs.Duration("result-hold", envDuration("RESULT_HOLD", -1), "how long a settled game of a ticket stays on screen before the next starts (RESULT_HOLD; default 3s with PROFILE=human, 0 with fast)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.IntVar(&c.ReplicaAcks, "replica-acks", envInt("REDIS_REPLICA_ACKS", 0), "replicas that must confirm each money write before it is reported done (1 on a Redis Cluster with replicas) (REDIS_REPLICA_ACKS)")
@@ -123,6 +124,14 @@ func ParseConfig(args []string) (Config, error) {
 		c.Session = session.FastConfig()
 	default:
 		return c, fmt.Errorf("PROFILE must be human or fast, not %q", c.Profile)
+	}
+	if *hold >= 0 {
+		c.Session.ResultHold = *hold
+	} else if *hold != -1 {
+		return c, fmt.Errorf("RESULT_HOLD must not be negative, got %s", *hold)
+	}
+	if c.Session.ResultHold > time.Minute {
+		return c, fmt.Errorf("RESULT_HOLD must be at most 1m, got %s", c.Session.ResultHold)
 	}
 	c.Limits = ratelimit.DefaultRules()
 	if *connIP < 0 {

@@ -45,9 +45,12 @@ func TestConfigRefusals(t *testing.T) {
 		{map[string]string{"ALLOWED_ORIGINS": "https://x.example/path"}, "ALLOWED_ORIGINS"},
 		{map[string]string{"LOG_LEVEL": "chatty"}, "LOG_LEVEL"},
 		{map[string]string{"MODE": "staging"}, "MODE"},
+		{map[string]string{"RESULT_HOLD": "-2s"}, "RESULT_HOLD"},
+		{map[string]string{"RESULT_HOLD": "2m"}, "RESULT_HOLD"},
+		{map[string]string{"RESULT_HOLD": "0s"}, ""},
 	} {
 		for _, k := range []string{"MODE", "REDIS_URL", "KENO_TOKEN_KEY", "KENO_SEAL_KEY", "KENO_OPS_TOKEN", "GRACE", "DEPOSIT_CAP",
-			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL"} {
+			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL", "RESULT_HOLD"} {
 			t.Setenv(k, tc.env[k])
 			if _, ok := tc.env[k]; !ok {
 				unsetenv(t, k)

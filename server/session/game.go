@@ -28,7 +28,12 @@ type decision struct {
 }
 
 // play streams the games of a ticket (or games being resumed) in a second
-// goroutine, one after the other.
+// goroutine, one after the other. Each settled game stays on screen for
+// ResultHold before the next one starts, so a person sees every result.
+// A resumed game keeps its original schedule: what was due before the
+// player came back (what they had seen, or what ran while they were away)
+// is sent at once, the rest at its pace; games not yet started start at
+// theirs.
 func (s *Session) play(games []*wallet.GameState, resumed bool) {
 	done := make(chan struct{})
 	s.mu.Lock()
@@ -43,34 +48,48 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 			s.mu.Unlock()
 			close(done)
 		}()
-		var ticketWin int64
+		var caughtUp time.Time // timed messages due by then go out at once
+		if resumed {
+			caughtUp = time.Now()
+		}
+		start := time.Now() // when the next game starts
+		var wins []int64    // the ticket's games so far
 		for i, g := range games {
-			if g.Index > 0 && (i == 0 || g.Ticket != games[i-1].Ticket) {
-				// A ticket resumed part-way: its total counts the games
-				// settled before, while the player was away.
-				won, err := s.settledWins(g.Ticket, g.Index)
-				if err != nil {
-					s.hub.log.Error().Err(err).Str("ticket", g.Ticket).Msg("read a resumed ticket's earlier games")
-					return // the game stays open; the player's next connection resumes it
+			if i == 0 || g.Ticket != games[i-1].Ticket {
+				wins = nil
+				if resumed && g.Index == 0 {
+					start = time.UnixMilli(g.Created)
+				} else if resumed {
+					// A ticket resumed part-way: its summary counts the
+					// games settled before, while the player was away.
+					earlier, last, err := s.settledWins(g.Ticket, g.Index)
+					if err != nil {
+						s.hub.log.Error().Err(err).Str("ticket", g.Ticket).Msg("read a resumed ticket's earlier games")
+						return // the game stays open; the player's next connection resumes it
+					}
+					wins, start = earlier, last.Add(s.hub.cfg.ResultHold)
 				}
-				ticketWin = won
 			}
-			win, balance, ok := s.playGame(g, resumed)
+			win, balance, ok := s.playGame(g, start, caughtUp)
 			if !ok {
 				return // the session ended or Redis failed: the game stays open for recovery
 			}
-			ticketWin += win
+			wins = append(wins, win)
 			if g.Index == g.Grids-1 {
-				s.send(&protocol.Message{Type: protocol.TTicketDone, Ticket: g.Ticket, Win: ticketWin, Balance: &balance})
-				ticketWin = 0
+				var total int64
+				for _, w := range wins {
+					total += w
+				}
+				s.send(&protocol.Message{Type: protocol.TTicketDone, Ticket: g.Ticket, Win: total, Wins: wins, Balance: &balance})
 			}
+			start = time.Now().Add(s.hub.cfg.ResultHold)
 		}
 	})
 }
 
-// settledWins sums the wins of a ticket's first n games (all settled),
-// read in one round trip.
-func (s *Session) settledWins(ticket string, n int) (int64, error) {
+// settledWins reads a ticket's first n games (all settled) in one round
+// trip: their wins, and when the last of them was settled.
+func (s *Session) settledWins(ticket string, n int) ([]int64, time.Time, error) {
 	s.letGo() // what is due goes out before the Redis round trip
 	defer s.hold()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
@@ -81,34 +100,47 @@ func (s *Session) settledWins(ticket string, n int) (int64, error) {
 	}
 	games, err := s.hub.store.Games(ctx, s.player, ids)
 	if err != nil {
-		return 0, err
+		return nil, time.Time{}, err
 	}
 	if len(games) != n {
-		return 0, fmt.Errorf("ticket %s: %d of its first %d games are stored", ticket, len(games), n)
+		return nil, time.Time{}, fmt.Errorf("ticket %s: %d of its first %d games are stored", ticket, len(games), n)
 	}
-	var sum int64
-	for _, g := range games {
-		sum += g.Win
+	wins := make([]int64, n)
+	var last int64
+	for i, g := range games {
+		wins[i], last = g.Win, max(last, g.Settled)
 	}
-	return sum, nil
+	return wins, time.UnixMilli(last), nil
 }
 
-// pacer schedules timed messages from a start instant; an instant pacer
-// (replaying what a resumed player already saw) sends at once.
+// pacer schedules a game's timed messages from a start instant. Those due
+// by caughtUp (a resumed game's past) are sent at once; t, the scheduled
+// instant, never goes backwards within a game.
 type pacer struct {
-	s       *Session
-	start   time.Time
-	instant bool
-	timer   *time.Timer
+	s        *Session
+	start    time.Time
+	caughtUp time.Time
+	last     time.Time // the latest instant scheduled so far
+	timer    *time.Timer
 }
 
-func (p *pacer) restart() { p.start, p.instant = time.Now(), false }
+// restart paces what follows from a choice made at the given instant.
+func (p *pacer) restart(at time.Time) {
+	p.start = at
+	if at.Before(p.last) {
+		p.start = p.last
+	}
+}
 
 // at sends m at start+offset, recording how late it went out.
 func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 	when := p.start.Add(offset)
+	if when.Before(p.last) {
+		when = p.last
+	}
+	p.last = when
 	m.T = when.UnixMilli()
-	if !p.instant {
+	if when.After(p.caughtUp) {
 		if d := time.Until(when); d > 0 {
 			if !p.s.letGo() {
 				return false
@@ -130,14 +162,14 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 	return p.s.send(m)
 }
 
-// playGame reveals one game, collects the player's choices, settles it and
+// playGame reveals one game from start, collects the player's choices, settles it and
 // returns the win and the new balance. ok is false if it could not finish.
-func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int64, ok bool) {
+func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win, balance int64, ok bool) {
 	cfg := s.hub.cfg
 	tab := s.hub.table
 	o := &g.Outcome
 	main := tab.Evaluate(o)
-	p := &pacer{s: s, start: time.Now(), instant: resumed}
+	p := &pacer{s: s, start: start, caughtUp: caughtUp}
 	// One message, refilled for each send: sending encodes it at once,
 	// and a game has some twenty-five of them.
 	m := new(protocol.Message)
@@ -148,7 +180,7 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 		}
 	}()
 
-	if !s.send(msg(protocol.Message{Type: protocol.TGameStart, Game: g.ID, Ticket: g.Ticket, Index: g.Index, Of: g.Grids, Picks: o.Picks, Stake: o.Stake})) {
+	if !p.at(0, msg(protocol.Message{Type: protocol.TGameStart, Game: g.ID, Ticket: g.Ticket, Index: g.Index, Of: g.Grids, Picks: o.Picks, Stake: o.Stake})) {
 		return 0, 0, false
 	}
 	// Step 1: the ten colours; step 2: the numbers, up to a matched red.
@@ -187,7 +219,9 @@ func (s *Session) playGame(g *wallet.GameState, resumed bool) (win, balance int6
 				return 0, 0, false
 			}
 			choices.Continue = d.cont
-			p.restart()
+			p.restart(time.Now())
+		} else {
+			p.restart(time.UnixMilli(g.ContinueAt)) // chosen before: its draw keeps its pace
 		}
 		if choices.Continue {
 			s.hub.metrics.SoCContinued.Inc()

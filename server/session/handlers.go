@@ -311,6 +311,8 @@ func (s *Session) game(ctx context.Context, req *protocol.Request) error {
 	if g.Status != "settled" {
 		// The outcome of a game in play stays hidden until it is revealed.
 		d.Outcome = engine.Outcome{Picks: g.Outcome.Picks, Stake: g.Outcome.Stake}
+	} else if d.Fair.ServerSeed, err = s.hub.store.RevealedSeed(ctx, s.player, g.Fair.Commit); err != nil {
+		return err
 	}
 	s.reply(req.ID, &protocol.Message{Type: protocol.TGameDetail, Detail: d})
 	return nil

@@ -39,6 +39,7 @@ type Config struct {
 	ColorInterval   time.Duration // step 1: between coloured balls
 	NumberInterval  time.Duration // step 2: between numbers
 	SoCInterval     time.Duration // between the 3 Stop-or-Continue numbers
+	ResultHold      time.Duration // a settled game stays on screen this long before the ticket's next game starts
 	Grace           time.Duration // a disconnected player's game waits this long, then settles itself
 	LeaseTTL        time.Duration // ownership lease; renewed while the player is active
 	IdleTimeout     time.Duration // no message (not even a ping) for this long: the connection is dead
@@ -60,7 +61,8 @@ type Config struct {
 func HumanConfig() Config {
 	return Config{
 		ColorInterval: 150 * time.Millisecond, NumberInterval: 400 * time.Millisecond, SoCInterval: 500 * time.Millisecond,
-		Grace: 60 * time.Second, LeaseTTL: 30 * time.Second, IdleTimeout: 60 * time.Second,
+		ResultHold: 3 * time.Second,
+		Grace:      60 * time.Second, LeaseTTL: 30 * time.Second, IdleTimeout: 60 * time.Second,
 		DecisionTimeout: 10 * time.Minute,
 		MsgRate:         20, MsgBurst: 40, AbuseLimit: 50, SweepEvery: time.Second,
 	}
@@ -71,6 +73,7 @@ func HumanConfig() Config {
 func FastConfig() Config {
 	c := HumanConfig()
 	c.ColorInterval, c.NumberInterval, c.SoCInterval = 2*time.Millisecond, 4*time.Millisecond, 4*time.Millisecond
+	c.ResultHold = 0
 	return c
 }
 

@@ -526,8 +526,8 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
 		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
 			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,
-			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), DevMode: cfg.DevMode,
-			NotDurable: cfg.NotDurable},
+			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), HoldMS: cfg.ResultHold.Milliseconds(), DevMode: cfg.DevMode,
+			NotDurable: cfg.NotDurable, LimitRaiseMS: s.hub.store.Config().RaiseDelay.Milliseconds()},
 		Games: refs})
 	if len(open) == 0 {
 		return nil

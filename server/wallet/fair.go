@@ -67,9 +67,31 @@ func (s *Store) SetClientSeed(ctx context.Context, player, seed string) error {
 // the number of games dealt from it; it returns the new commitment.
 func (s *Store) RotateSeed(ctx context.Context, player string) (revealed string, games int64, commit string, err error) {
 	seed := engine.NewServerSeed()
-	r, err := s.run(ctx, rotateScript, []string{keysOf(player).fair()}, hex.EncodeToString(seed))
+	k := keysOf(player).fair()
+	r, err := s.run(ctx, rotateScript, []string{k}, hex.EncodeToString(seed))
 	if err != nil {
 		return "", 0, "", err
 	}
-	return str(r, 0), num(r, 1), engine.SeedCommitment(seed), nil
+	revealed = str(r, 0)
+	if old, err := hex.DecodeString(revealed); err == nil && len(old) > 0 {
+		// Kept by its commitment, so the player can check any game dealt
+		// from it later, from any device ("verify this game"). Rotations
+		// are rare: a few fields per player.
+		if err := s.rdb.HSet(ctx, k, revealedField(engine.SeedCommitment(old)), revealed).Err(); err != nil {
+			return "", 0, "", err
+		}
+	}
+	return revealed, num(r, 1), engine.SeedCommitment(seed), nil
+}
+
+func revealedField(commit string) string { return "revealed:" + commit }
+
+// RevealedSeed returns the server seed (hex) whose commitment is commit,
+// once a rotation has revealed it; "" while it is still in use.
+func (s *Store) RevealedSeed(ctx context.Context, player, commit string) (string, error) {
+	v, err := s.rdb.HGet(ctx, keysOf(player).fair(), revealedField(commit)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return v, err
 }

@@ -114,7 +114,7 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	payload := map[string]string{"game": gameID, field: value}
 	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...))
+		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...), s.Now().UnixMilli())
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -170,13 +170,16 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 // GameState is a stored game with its choices and, once settled, result.
 type GameState struct {
 	GameRecord
-	Status   string         `json:"status"` // open or settled
-	Continue *bool          `json:"continue,omitempty"`
-	Box      *int           `json:"box,omitempty"`
-	Result   *engine.Result `json:"result,omitempty"`
-	Win      int64          `json:"win"`
-	Settled  int64          `json:"settled,omitempty"`
-	Cursor   int64          `json:"cursor"` // pass as History's before to get the next page
+	Status   string `json:"status"` // open or settled
+	Continue *bool  `json:"continue,omitempty"`
+	// ContinueAt: when Continue was chosen (ms; 0 if unknown) — the
+	// Stop-or-Continue draw is paced from it, also when resumed.
+	ContinueAt int64          `json:"continue_at,omitempty"`
+	Box        *int           `json:"box,omitempty"`
+	Result     *engine.Result `json:"result,omitempty"`
+	Win        int64          `json:"win"`
+	Settled    int64          `json:"settled,omitempty"`
+	Cursor     int64          `json:"cursor"` // pass as History's before to get the next page
 }
 
 // Choices returns the recorded choices, defaults for the rest (Stop, box 0).
@@ -231,6 +234,7 @@ func (s *Store) parseGame(id string, m map[string]string) (*GameState, error) {
 	if v, ok := m[ChoiceContinue]; ok {
 		b := v == "1"
 		g.Continue = &b
+		g.ContinueAt, _ = strconv.ParseInt(m[ChoiceContinue+"_at"], 10, 64)
 	}
 	if v, ok := m[ChoiceBox]; ok {
 		n, _ := strconv.Atoi(v)
