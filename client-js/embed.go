@@ -6,5 +6,5 @@ import "embed"
 
 // Files are the client's static files.
 //
-//go:embed *.html *.js *.css
+//go:embed *.html *.js *.css lang/*.js
 var Files embed.FS

@@ -124,3 +124,35 @@ test("a second window takes over and the first does not fight back", async () =>
   assert.equal(b.state, "open");
   b.close();
 });
+
+// fair.js, the page's "verify this game", recomputes with WebCrypto exactly
+// what the server dealt — on many games, so that every colour, Stop-or-
+// Continue draw and Extra box is exercised — and refuses a wrong seed.
+test("fair.js recomputes the server's games", async () => {
+  const { verifyGame } = await import("../fair.js");
+  const rules = await (await fetch(`${base}/api/rules`)).json();
+  const c = await player("node-fair", 20000);
+  await c.setClientSeed("node's own seed");
+  const games = [];
+  for (let i = 0; i < 6; i++) {
+    const sum = await c.ticket([{ quick_pick: 3 + i, stake: [50, 100, 200][i % 3] }, { quick_pick: 8 - i, stake: 100 }]);
+    const done = follow(c, { cont: i % 2 === 0, box: i % 5 });
+    const acc = await c.confirm(sum.ticket);
+    await done;
+    games.push(...acc.games.map((g) => g.game));
+  }
+  await c.rotateSeed(); // reveals the seed the games were dealt from
+  for (const id of games) {
+    const { detail } = await c.game(id);
+    assert.ok(detail.fair.server_seed, "the revealed seed comes with the game");
+    const v = await verifyGame(detail, detail.fair.server_seed, rules.table);
+    assert.equal(v.verdict, "ok", `game ${id}: ${JSON.stringify(v.differs)}`);
+  }
+  const { detail } = await c.game(games[0]);
+  assert.equal((await verifyGame(detail, "00".repeat(32), rules.table)).verdict, "bad_commit");
+  assert.equal((await verifyGame(detail, "not hex", rules.table)).verdict, "bad_seed");
+  // The right seed for another game's record: the outcome differs.
+  const other = { ...detail, fair: { ...detail.fair, nonce: detail.fair.nonce + 1 } };
+  assert.equal((await verifyGame(other, detail.fair.server_seed, rules.table)).verdict, "mismatch");
+  c.close();
+});
