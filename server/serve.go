@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"keno/server/app"
+	"keno/server/archive"
+	"keno/server/journal"
 )
 
 // serve runs the game server until SIGINT/SIGTERM, then shuts down
@@ -62,9 +64,20 @@ func verify(args []string) error {
 		// unless KENO_SEAL_KEY (or -seal-key) names the real one.
 		args = append([]string{"-mode", "dev"}, args...)
 	}
+	var export string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-export" || args[i] == "--export" {
+			export = args[i+1]
+			args = append(args[:i:i], args[i+2:]...)
+			break
+		}
+	}
 	cfg, err := app.ParseConfig(args)
 	if err != nil {
 		return err
+	}
+	if export != "" {
+		return verifyExport(export, cfg)
 	}
 	if cfg.RedisURL == "" {
 		return fmt.Errorf("verify needs REDIS_URL (the embedded Redis of a dev server is not reachable)")
@@ -77,6 +90,15 @@ func verify(args []string) error {
 	store, err := app.NewStore(rdb, cfg)
 	if err != nil {
 		return err
+	}
+	if cfg.ArchiveURL != "" {
+		// Both tiers: the chain runs from the archive into Redis.
+		arch, err := archive.Open(context.Background(), cfg.ArchiveURL)
+		if err != nil {
+			return fmt.Errorf("ARCHIVE_URL: %w", err)
+		}
+		defer arch.Close()
+		store.SetCold(arch)
 	}
 	checked, damaged, err := store.Verify(context.Background())
 	if err != nil {
@@ -95,6 +117,32 @@ func verify(args []string) error {
 	fmt.Printf("players: %d checked (journal, its tail, account, game records), %d damaged\nbooks: %d players, balances %d + house %d = deposits %d − withdrawals %d: %s\n",
 		checked, len(damaged), books.Players, books.Balances, books.House, books.Deposited, books.Withdrawn, verdict(books.Balanced()))
 	if len(damaged) > 0 || !books.Balanced() {
+		return fmt.Errorf("verification failed")
+	}
+	return nil
+}
+
+// verifyExport checks an export of sealed entries offline (no Redis, no
+// database): hashes, seals, and each player's run without gaps.
+func verifyExport(path string, cfg app.Config) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	seal, err := journal.NewSealer([]byte(cfg.SealKey))
+	if err != nil {
+		return err
+	}
+	n, problems, err := archive.VerifyExport(f, seal)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Println(" ", p)
+	}
+	fmt.Printf("export %s: %d entries, %d problems\n", path, n, len(problems))
+	if len(problems) > 0 {
 		return fmt.Errorf("verification failed")
 	}
 	return nil

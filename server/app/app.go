@@ -22,6 +22,7 @@ import (
 
 	clientjs "keno/client-js"
 	"keno/engine"
+	"keno/server/archive"
 	"keno/server/auth"
 	"keno/server/metrics"
 	"keno/server/ratelimit"
@@ -31,14 +32,16 @@ import (
 
 // App is one running keno server.
 type App struct {
-	Cfg     Config
-	Log     zerolog.Logger
-	Redis   redis.UniversalClient
-	Store   *wallet.Store
-	Hub     *session.Hub
-	Signer  *auth.Signer
-	Metrics *metrics.Metrics
-	Ops     *OpsFeed
+	Cfg      Config
+	Log      zerolog.Logger
+	Redis    redis.UniversalClient
+	Store    *wallet.Store
+	Hub      *session.Hub
+	Signer   *auth.Signer
+	Metrics  *metrics.Metrics
+	Ops      *OpsFeed
+	Archive  *archive.Archive // nil without ARCHIVE_URL
+	Archiver *archive.Archiver
 
 	embedded *miniredis.Miniredis
 	started  time.Time
@@ -82,11 +85,37 @@ func New(cfg Config) (*App, error) {
 		return metrics.PoolStats{Total: p.TotalConns, Idle: p.IdleConns, Waits: p.WaitCount, Timeouts: p.Timeouts,
 			Waited: time.Duration(p.WaitDurationNs)}
 	})
+	if err := a.openArchive(); err != nil {
+		rdb.Close()
+		return nil, err
+	}
 	limiter := ratelimit.New(rdb, cfg.Limits)
 	go rulesJSON() // the rules screen's figures, ready before anyone asks
 	a.Hub = session.NewHub(cfg.Session, engine.Default(), a.Store, a.Signer, limiter, a.Metrics, a.Log)
 	a.Ops = newOpsFeed(a)
 	return a, nil
+}
+
+// openArchive connects the PostgreSQL archive (ARCHIVE_URL): reads fall
+// back to it, and this server's archiver competes for the lease.
+func (a *App) openArchive() error {
+	if a.Cfg.ArchiveURL == "" {
+		a.Log.Warn().Msg("no ARCHIVE_URL: everything stays in Redis (dev only; memory grows with every game)")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	arch, err := archive.Open(ctx, a.Cfg.ArchiveURL)
+	if err != nil {
+		return fmt.Errorf("ARCHIVE_URL: %w", err)
+	}
+	v, _ := arch.Version(ctx)
+	a.Archive = arch
+	a.Store.SetCold(arch)
+	a.Archiver = &archive.Archiver{Store: a.Store, Archive: arch, Hot: a.Cfg.HotWindow, Every: a.Cfg.ArchiveEvery,
+		Log: a.Log.With().Str("part", "archiver").Logger(), Metrics: a.Metrics, ID: a.Cfg.ServerID}
+	a.Log.Info().Int("schema", v).Dur("hot_window", a.Cfg.HotWindow).Msg("archive: PostgreSQL; Redis keeps the hot window")
+	return nil
 }
 
 // NewStore opens the wallet over rdb with the configured seal key.
@@ -215,6 +244,10 @@ func (a *App) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /ops/feed", a.opsPage(a.Ops.serveSSE))
 	mux.HandleFunc("GET /ops/session", a.opsPage(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
+	mux.HandleFunc("GET /api/ops/games/{id}", a.archived("recall", a.opsRecall))
+	mux.HandleFunc("GET /api/ops/reports/daily", a.archived("report_daily", a.opsDaily))
+	mux.HandleFunc("GET /api/ops/players/{player}/statement", a.archived("statement", a.opsStatement))
+	mux.HandleFunc("GET /api/ops/export", a.archived("export", a.opsExport))
 	// The profiler: internals, and CPU while it runs — admin side only.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -296,6 +329,13 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	unindexed := make(chan struct{})
 	go func() { a.Hub.FlushUnindex(bg); close(unindexed) }()
 	go a.Ops.run(bg)
+	archived := make(chan struct{})
+	go func() {
+		if a.Archiver != nil {
+			a.Archiver.Run(bg)
+		}
+		close(archived)
+	}()
 	// Idle keep-alive connections go after HTTPIdle (a WebSocket, once
 	// upgraded, is the session's to time out: see Hub.Reap).
 	srv := &http.Server{Handler: a.PublicHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: a.Cfg.HTTPIdle}
@@ -327,6 +367,10 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	a.Hub.Shutdown(sctx)
 	stop()
 	<-unindexed
+	<-archived
+	if a.Archive != nil {
+		a.Archive.Close()
+	}
 	a.Close()
 	return nil
 }

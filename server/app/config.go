@@ -41,6 +41,9 @@ type Config struct {
 	DrainDelay   time.Duration // DRAIN_DELAY: on SIGTERM, /readyz fails at once; the listener closes this much later
 	DrainTimeout time.Duration // DRAIN_TIMEOUT: the whole shutdown, whatever the peers do
 	HTTPIdle     time.Duration // an idle HTTP keep-alive connection is closed after this
+	ArchiveURL   string        // ARCHIVE_URL: postgres://… — the archive (required in production)
+	HotWindow    time.Duration // HOT_WINDOW: what is younger stays in Redis
+	ArchiveEvery time.Duration // ARCHIVE_EVERY: pause between the archiver's passes
 	AdminAddr    string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
 	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
@@ -95,6 +98,9 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
 	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
+	fs.StringVar(&c.ArchiveURL, "archive", env("ARCHIVE_URL", ""), "PostgreSQL archive, postgres://user@host:port/db (ARCHIVE_URL); required in production; empty in dev: everything stays in Redis")
+	fs.DurationVar(&c.HotWindow, "hot-window", envDuration("HOT_WINDOW", 24*time.Hour), "journal, games and ledger younger than this stay in Redis; older move to the archive (HOT_WINDOW)")
+	fs.DurationVar(&c.ArchiveEvery, "archive-every", envDuration("ARCHIVE_EVERY", 5*time.Second), "pause between the archiver's passes (ARCHIVE_EVERY)")
 	hold := fs.Duration("result-hold", envDuration("RESULT_HOLD", -1), "how long a settled game of a ticket stays on screen before the next starts (RESULT_HOLD; default 3s with PROFILE=human, 0 with fast)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
@@ -151,6 +157,10 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("LEASE_TTL must be at least 1s, got %s", *lease)
 	case *drainDelay < 0 || *drainTimeout <= *drainDelay:
 		return c, fmt.Errorf("DRAIN_TIMEOUT (%s) must be longer than DRAIN_DELAY (%s), which must not be negative", *drainTimeout, *drainDelay)
+	case c.HotWindow < time.Second:
+		return c, fmt.Errorf("HOT_WINDOW must be at least 1s, got %s", c.HotWindow)
+	case c.ArchiveEvery < 10*time.Millisecond:
+		return c, fmt.Errorf("ARCHIVE_EVERY must be at least 10ms, got %s", c.ArchiveEvery)
 	case c.ReplicaAcks < 0:
 		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
 	}
@@ -201,6 +211,11 @@ func ParseConfig(args []string) (Config, error) {
 	case "production":
 		if err := productionKeys(c); err != nil {
 			return c, err
+		}
+		if c.ArchiveURL == "" {
+			// Without it Redis keeps every game for ever: memory runs out,
+			// and the law's years of archive are not kept.
+			return c, errors.New("ARCHIVE_URL must be set in production (postgres://…): the archive of every game and account event")
 		}
 	default:
 		return c, fmt.Errorf("MODE must be dev or production, not %q", c.Mode)

@@ -9,7 +9,7 @@ import (
 // Bad configuration stops the server at start, naming the variable.
 func TestConfigRefusals(t *testing.T) {
 	strong := func(c string) string { return strings.Repeat(c, 32) }
-	prod := map[string]string{"MODE": "production", "REDIS_URL": "redis://127.0.0.1:1",
+	prod := map[string]string{"MODE": "production", "REDIS_URL": "redis://127.0.0.1:1", "ARCHIVE_URL": "postgres://keno@127.0.0.1:1/keno",
 		"KENO_TOKEN_KEY": strong("t"), "KENO_SEAL_KEY": strong("s"), "KENO_OPS_TOKEN": strong("o")}
 	with := func(base map[string]string, k, v string) map[string]string {
 		m := map[string]string{}
@@ -45,12 +45,14 @@ func TestConfigRefusals(t *testing.T) {
 		{map[string]string{"ALLOWED_ORIGINS": "https://x.example/path"}, "ALLOWED_ORIGINS"},
 		{map[string]string{"LOG_LEVEL": "chatty"}, "LOG_LEVEL"},
 		{map[string]string{"MODE": "staging"}, "MODE"},
+		{with(prod, "ARCHIVE_URL", ""), "ARCHIVE_URL"},
+		{map[string]string{"HOT_WINDOW": "10ms"}, "HOT_WINDOW"},
 		{map[string]string{"RESULT_HOLD": "-2s"}, "RESULT_HOLD"},
 		{map[string]string{"RESULT_HOLD": "2m"}, "RESULT_HOLD"},
 		{map[string]string{"RESULT_HOLD": "0s"}, ""},
 	} {
 		for _, k := range []string{"MODE", "REDIS_URL", "KENO_TOKEN_KEY", "KENO_SEAL_KEY", "KENO_OPS_TOKEN", "GRACE", "DEPOSIT_CAP",
-			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL", "RESULT_HOLD"} {
+			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL", "RESULT_HOLD", "ARCHIVE_URL", "HOT_WINDOW"} {
 			t.Setenv(k, tc.env[k])
 			if _, ok := tc.env[k]; !ok {
 				unsetenv(t, k)

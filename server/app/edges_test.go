@@ -331,7 +331,7 @@ func TestDurabilityContractAtStart(t *testing.T) {
 	loose := redistest.Start(t, "--appendfsync", "everysec")
 	strong := func(c string) string { return strings.Repeat(c, 32) }
 	cfg, err := ParseConfig([]string{"-mode", "production", "-redis", loose.URL(), "-log", "json", "-log-level", "error",
-		"-token-key", strong("t"), "-seal-key", strong("s"), "-ops-token", strong("o")})
+		"-token-key", strong("t"), "-seal-key", strong("s"), "-ops-token", strong("o"), "-archive", "postgres://keno@127.0.0.1:1/none"})
 	if err != nil {
 		t.Fatal(err)
 	}

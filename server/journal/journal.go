@@ -131,9 +131,13 @@ func (p Problem) String() string {
 
 // Verify walks a chain in stored order and reports every broken, reordered,
 // missing or altered entry. An empty result means the chain is intact.
-func (s *Sealer) Verify(entries []Entry) []Problem {
+func (s *Sealer) Verify(entries []Entry) []Problem { return s.VerifyFrom(Head{}, entries) }
+
+// VerifyFrom walks entries that continue the chain after head (the zero
+// Head: from the first entry).
+func (s *Sealer) VerifyFrom(head Head, entries []Entry) []Problem {
 	var out []Problem
-	prev, want := "", int64(1)
+	prev, want := head.Hash, head.Seq+1
 	for i, e := range entries {
 		var meta struct {
 			Seq int64 `json:"seq"`

@@ -42,6 +42,12 @@ type Metrics struct {
 	RedisMaxMem    prometheus.Gauge // bytes; 0: no maxmemory set
 	BigWins        prometheus.Counter
 	RTPObserved    prometheus.GaugeFunc // wins / stakes since this server started
+
+	// The archiver (PostgreSQL), on the server holding its lease.
+	ArchiveLag      prometheus.Gauge
+	ArchiveBacklog  prometheus.Gauge
+	ArchiveMoved    *prometheus.CounterVec // kind: entries, games, ledger
+	ArchiveFailures prometheus.Counter
 }
 
 // New registers every metric in a fresh registry, with the Go and process
@@ -75,6 +81,11 @@ func New() *Metrics {
 		RedisUsedMem:   f.gauge("keno_redis_used_memory_bytes", "Redis used_memory summed over the masters, as this server last read it."),
 		RedisMaxMem:    f.gauge("keno_redis_maxmemory_bytes", "Redis maxmemory summed over the masters (0: none set)."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
+
+		ArchiveLag:      f.gauge("keno_archive_lag_seconds", "How long since everything older than the hot window was last archived (0: caught up)."),
+		ArchiveBacklog:  f.gauge("keno_archive_backlog_entries", "Journal entries due for the archive that the last pass could not move."),
+		ArchiveMoved:    f.counterVec("keno_archive_moved_total", "Rows moved from Redis to the archive, by kind (entries, games, ledger).", "kind"),
+		ArchiveFailures: f.counter("keno_archive_failures_total", "Archive passes or players that failed (archive down, chain broken)."),
 	}
 	bi := buildinfo.Read()
 	f.gaugeVec("keno_build_info", "Always 1: the running build's version, commit and Go version.", "version", "revision", "goversion").

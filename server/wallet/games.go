@@ -261,6 +261,13 @@ func (s *Store) Game(ctx context.Context, player, gameID string) (*GameState, er
 	if err != nil {
 		return nil, err
 	}
+	if len(m) == 0 && s.cold != nil {
+		cold, err := s.cold.GameFields(ctx, player, []string{gameID})
+		if err != nil {
+			return nil, err
+		}
+		m = cold[gameID]
+	}
 	return s.parseGame(gameID, m)
 }
 
@@ -300,9 +307,27 @@ func (s *Store) games(ctx context.Context, k keys, ids []string) ([]*GameState, 
 			return nil, err
 		}
 	}
-	var out []*GameState
+	found := make([]map[string]string, len(ids))
+	var missing []string
 	for i, c := range cmds {
-		g, err := s.parseGame(ids[i], c.Val())
+		if found[i] = c.Val(); len(found[i]) == 0 {
+			missing = append(missing, ids[i])
+		}
+	}
+	if len(missing) > 0 && s.cold != nil {
+		cold, err := s.cold.GameFields(ctx, k.player, missing)
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			if len(found[i]) == 0 {
+				found[i] = cold[id]
+			}
+		}
+	}
+	var out []*GameState
+	for i := range ids {
+		g, err := s.parseGame(ids[i], found[i])
 		if errors.Is(err, ErrNoGame) {
 			continue // expired from history
 		}
@@ -348,5 +373,25 @@ func (s *Store) History(ctx context.Context, player string, before int64, limit 
 	if err != nil {
 		return nil, err
 	}
-	return s.games(ctx, k, ids)
+	games, err := s.games(ctx, k, ids)
+	if err != nil || len(ids) == limit || s.cold == nil {
+		return games, err
+	}
+	// The page goes on in the archive, below the oldest hot game: cursors
+	// order every game of both tiers the same way.
+	if len(games) > 0 {
+		before = games[len(games)-1].Cursor
+	}
+	more, err := s.cold.HistoryFields(ctx, player, before, s.Now().Add(-s.cfg.History).UnixMilli(), limit-len(ids))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range more {
+		g, err := s.parseGame(c.ID, c.Fields)
+		if err != nil {
+			return nil, err
+		}
+		games = append(games, g)
+	}
+	return games, nil
 }

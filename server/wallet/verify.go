@@ -46,6 +46,19 @@ func (s *Store) Verify(ctx context.Context) (checked int, damaged []JournalRepor
 	if err != nil {
 		return 0, nil, err
 	}
+	if s.cold != nil {
+		// A player whose every hot key is gone is still checked from the
+		// archive (and the loss of their account reported).
+		archived, err := s.cold.Players(ctx)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, p := range archived {
+			if _, ok := players[p]; !ok {
+				players[p] = nil
+			}
+		}
+	}
 	names := make([]string, 0, len(players))
 	for p := range players {
 		names = append(names, p)
@@ -91,13 +104,42 @@ type entryBody struct {
 
 func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string) (JournalReport, error) {
 	k := keysOf(player)
-	entries, err := readJournal(ctx, s.rdb, k.journal())
+	hot, err := readJournal(ctx, s.rdb, k.journal())
 	if err != nil {
 		return JournalReport{}, err
 	}
+	// The chain runs from the archive's first entry through Redis's last.
+	var entries []journal.Entry
+	var cp Checkpoint
+	var hasCP bool
+	coldGames := map[string]map[string]string{}
+	if s.cold != nil {
+		if entries, cp, hasCP, err = s.cold.Journal(ctx, player); err != nil {
+			return JournalReport{}, err
+		}
+		cg, err := s.cold.Games(ctx, player)
+		if err != nil {
+			return JournalReport{}, err
+		}
+		for _, g := range cg {
+			coldGames[g.ID] = g.Fields
+		}
+	}
+	archived := len(entries)
+	entries = append(entries, hot...)
 	r := JournalReport{Player: player, Entries: len(entries), Problems: s.seal.Verify(entries)}
 	bad := func(format string, args ...any) {
 		r.Problems = append(r.Problems, journal.Problem{Index: -1, What: fmt.Sprintf(format, args...)})
+	}
+	// The archiver's signed checkpoint names the archive's last entry:
+	// deleting the newest archived entries, or all of a player's, shows.
+	switch {
+	case hasCP && !s.seal.ValidTag(cp.MAC, "checkpoint", player, strconv.FormatInt(cp.Seq, 10), cp.Hash):
+		bad("archive checkpoint forged (its seal is invalid)")
+	case hasCP && (archived == 0 || !holds(entries[:archived], cp)):
+		bad("archive lost entries: its checkpoint names entry %d, which it does not hold", cp.Seq)
+	case !hasCP && archived > 0:
+		bad("archived entries without the archiver's checkpoint")
 	}
 	acct, err := s.rdb.HGetAll(ctx, k.acct()).Result()
 	if err != nil {
@@ -176,6 +218,11 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 			recs[id] = pipe.HGetAll(ctx, k.game(id))
 		}
 	}
+	for id := range coldGames {
+		if recs[id] == nil {
+			recs[id] = pipe.HGetAll(ctx, k.game(id))
+		}
+	}
 	if len(recs) > 0 {
 		if _, err := pipe.Exec(ctx); err != nil {
 			return r, err
@@ -189,6 +236,9 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 	sort.Strings(ids)
 	for _, id := range ids {
 		m, g := recs[id].Val(), games[id]
+		if len(m) == 0 {
+			m = coldGames[id] // archived
+		}
 		switch {
 		case g == nil:
 			bad("game %s: a stored record that no sealed bet placed (forged)", id)
@@ -203,6 +253,16 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 		}
 	}
 	return r, nil
+}
+
+// holds reports whether the archived entries include the checkpoint's.
+func holds(entries []journal.Entry, cp Checkpoint) bool {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Seq == cp.Seq {
+			return entries[i].Hash == cp.Hash
+		}
+	}
+	return false
 }
 
 // compareGame reports every way a stored game differs from the sealed one.

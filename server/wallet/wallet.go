@@ -223,6 +223,8 @@ type Store struct {
 	// Last known journal head per player: spares a round trip; a stale one
 	// only costs a retry (the scripts compare-and-set the head).
 	heads sync.Map
+
+	cold Cold // the archive, when there is one (tiers.go)
 }
 
 // New returns a store over rdb with journal sealing key sealKey.
@@ -249,9 +251,9 @@ var playerRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func ValidPlayer(id string) bool { return playerRE.MatchString(id) }
 
 // keys of one player, all in the slot of the tag {p:<id>}.
-type keys struct{ tag string }
+type keys struct{ tag, player string }
 
-func keysOf(player string) keys        { return keys{"{p:" + player + "}"} }
+func keysOf(player string) keys        { return keys{"{p:" + player + "}", player} }
 func (k keys) acct() string            { return k.tag + ":acct" }
 func (k keys) limits() string          { return k.tag + ":limits" }
 func (k keys) op(id string) string     { return k.tag + ":op:" + id }

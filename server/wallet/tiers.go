@@ -1,0 +1,247 @@
+package wallet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/server/journal"
+)
+
+// Redis holds what is hot; the archive (PostgreSQL, package archive) holds
+// the rest. The archiver moves a player's sealed journal entries, settled
+// games and ledger rows older than the hot window, checked, into the archive
+// and trims Redis only after the archive committed them. Reads that miss
+// in Redis continue in the archive, transparently.
+
+// Cold is the archive as the wallet reads it.
+type Cold interface {
+	// GameFields returns the stored fields of those of ids it holds.
+	GameFields(ctx context.Context, player string, ids []string) (map[string]map[string]string, error)
+	// HistoryFields returns up to limit games with cursor < before (0: no
+	// bound) and created at or after since (ms), newest first.
+	HistoryFields(ctx context.Context, player string, before, since int64, limit int) ([]ColdGame, error)
+	// Journal returns the player's archived entries in order, and the
+	// archiver's signed checkpoint (ok false if none).
+	Journal(ctx context.Context, player string) ([]journal.Entry, Checkpoint, bool, error)
+	// Games returns every archived game of the player (for verify).
+	Games(ctx context.Context, player string) ([]ColdGame, error)
+	// Players lists every player the archive knows (for verify).
+	Players(ctx context.Context) ([]string, error)
+}
+
+// ColdGame is a game as the archive returns it.
+type ColdGame struct {
+	ID     string
+	Fields map[string]string
+}
+
+// Checkpoint is the archiver's signed record of a player's archived head.
+type Checkpoint struct {
+	Seq  int64
+	Hash string
+	MAC  string
+}
+
+// ParseGame reads a stored game's fields (from either tier), refusing one
+// that is not what was sealed.
+func (s *Store) ParseGame(id string, fields map[string]string) (*GameState, error) {
+	return s.parseGame(id, fields)
+}
+
+// SetCold makes reads fall back to the archive.
+func (s *Store) SetCold(c Cold) { s.cold = c }
+
+// CheckpointTag seals a checkpoint: what the archiver writes, verify checks.
+func (s *Store) CheckpointTag(player string, seq int64, hash string) string {
+	return s.seal.Tag("checkpoint", player, strconv.FormatInt(seq, 10), hash)
+}
+
+// HotEntry is a journal entry with its place in the stream.
+type HotEntry struct {
+	StreamID string
+	At       int64 // ms, when it was appended
+	journal.Entry
+}
+
+// HotGame is a settled game's stored fields with what reports need.
+type HotGame struct {
+	ID                       string
+	Created, Settled, Cursor int64
+	Picks                    int
+	Stake, Win               int64
+	Fields                   map[string]string
+}
+
+// HotLedger is one ledger row.
+type HotLedger struct {
+	StreamID        string
+	At              int64
+	Kind, Ref       string
+	Amount, Balance int64
+}
+
+// Movable is what may leave Redis for one player: journal entries older
+// than the cutoff, in order, the games they settle, and old ledger rows.
+type Movable struct {
+	Player  string
+	Entries []HotEntry
+	Games   []HotGame
+	Ledger  []HotLedger
+	Tickets []string // bets archived: their retry records go too
+
+	lastJournal string // the last stream id read (trimmed up to it)
+}
+
+// Empty reports whether there is nothing to move or trim.
+func (m *Movable) Empty() bool { return m.lastJournal == "" && len(m.Ledger) == 0 }
+
+// ErrChain: the hot journal does not continue the archived one; nothing of
+// the player moves until verify explains it.
+var ErrChain = errors.New("wallet: the hot journal does not continue the archived chain")
+
+// Movable reads up to max journal entries of player appended before cutoff,
+// checks that they continue the archived chain after head, and gathers the
+// settled games and ledger rows that go with them.
+func (s *Store) Movable(ctx context.Context, player string, head journal.Head, cutoff time.Time, max int) (*Movable, error) {
+	k := keysOf(player)
+	end := "(" + strconv.FormatInt(cutoff.UnixMilli(), 10)
+	msgs, err := s.rdb.XRangeN(ctx, k.journal(), "-", end, int64(max)).Result()
+	if err != nil {
+		return nil, err
+	}
+	m := &Movable{Player: player}
+	for _, x := range msgs {
+		e := hotEntry(x)
+		if e.Seq <= head.Seq {
+			continue // archived before a crash, not yet trimmed: trimmed below
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	entries := make([]journal.Entry, len(m.Entries))
+	for i, e := range m.Entries {
+		entries[i] = e.Entry
+	}
+	if p := s.seal.VerifyFrom(head, entries); len(p) > 0 {
+		return nil, fmt.Errorf("%w: player %s: %s", ErrChain, player, p[0])
+	}
+	// The games and tickets of every entry read, those archived before a
+	// crash included: their records are trimmed now.
+	var settled []string
+	for _, x := range msgs {
+		var b struct {
+			Kind string `json:"kind"`
+			Body struct {
+				Game   string `json:"game"`
+				Ticket string `json:"ticket"`
+			} `json:"body"`
+		}
+		data, _ := x.Values["data"].(string)
+		if json.Unmarshal([]byte(data), &b) != nil {
+			continue
+		}
+		switch b.Kind {
+		case "settle":
+			settled = append(settled, b.Body.Game)
+		case "bet":
+			m.Tickets = append(m.Tickets, b.Body.Ticket)
+		}
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(settled))
+	for i, id := range settled {
+		cmds[i] = pipe.HGetAll(ctx, k.game(id))
+	}
+	ledger := pipe.XRangeN(ctx, k.ledger(), "-", end, int64(4*max))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for i, id := range settled {
+		f := cmds[i].Val()
+		if len(f) == 0 {
+			continue // expired long ago: the journal still holds it
+		}
+		if !s.sealedCopy(id, f) || f["status"] != "settled" {
+			return nil, fmt.Errorf("%w: player %s: game %s is not its sealed settled self", ErrChain, player, id)
+		}
+		g, err := s.parseGame(id, f)
+		if err != nil {
+			return nil, err
+		}
+		m.Games = append(m.Games, HotGame{ID: id, Created: g.Created, Settled: g.Settled, Cursor: g.Cursor,
+			Picks: len(g.Outcome.Picks), Stake: g.Outcome.Stake, Win: g.Win, Fields: f})
+	}
+	for _, x := range ledger.Val() {
+		get := func(f string) string { v, _ := x.Values[f].(string); return v }
+		at, _ := strconv.ParseInt(get("t"), 10, 64)
+		amount, _ := strconv.ParseInt(get("amount"), 10, 64)
+		bal, _ := strconv.ParseInt(get("balance"), 10, 64)
+		m.Ledger = append(m.Ledger, HotLedger{StreamID: x.ID, At: at, Kind: get("kind"), Ref: get("ref"), Amount: amount, Balance: bal})
+	}
+	m.lastJournal = lastID(msgs)
+	return m, nil
+}
+
+func lastID(msgs []redis.XMessage) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	return msgs[len(msgs)-1].ID
+}
+
+func hotEntry(x redis.XMessage) HotEntry {
+	get := func(f string) string { v, _ := x.Values[f].(string); return v }
+	seq, _ := strconv.ParseInt(get("seq"), 10, 64)
+	ms, _, _ := strings.Cut(x.ID, "-")
+	at, _ := strconv.ParseInt(ms, 10, 64)
+	return HotEntry{StreamID: x.ID, At: at, Entry: journal.Entry{Seq: seq, Prev: get("prev"), Hash: get("hash"), MAC: get("mac"), Data: get("data")}}
+}
+
+// afterID is the smallest stream id above id ("ms-seq"): XTRIM MINID
+// afterID removes id and everything before it.
+func afterID(id string) string {
+	ms, seq, _ := strings.Cut(id, "-")
+	n, _ := strconv.ParseUint(seq, 10, 64)
+	return ms + "-" + strconv.FormatUint(n+1, 10)
+}
+
+// Trim removes from Redis what m moved, once the archive has committed
+// it: the journal and ledger up to the last moved entry, the settled
+// games' records and history entries, the archived bets' retry records.
+// Entries appended meanwhile are newer and stay.
+func (s *Store) Trim(ctx context.Context, m *Movable) error {
+	k := keysOf(m.Player)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if m.lastJournal != "" {
+			p.XTrimMinID(ctx, k.journal(), afterID(m.lastJournal))
+		}
+		if n := len(m.Ledger); n > 0 {
+			p.XTrimMinID(ctx, k.ledger(), afterID(m.Ledger[n-1].StreamID))
+		}
+		if len(m.Games) > 0 {
+			ids := make([]any, len(m.Games))
+			keys := make([]string, len(m.Games))
+			for i, g := range m.Games {
+				ids[i], keys[i] = g.ID, k.game(g.ID)
+			}
+			p.Del(ctx, keys...)
+			p.ZRem(ctx, k.history(), ids...)
+		}
+		for _, t := range m.Tickets {
+			p.Del(ctx, k.op("t-"+t))
+		}
+		return nil
+	})
+	return err
+}
+
+// Players calls fn for every player with a journal, in SCAN order.
+func (s *Store) Players(ctx context.Context, fn func(player string) error) error {
+	return scanKeys(ctx, s.rdb, "{p:*}:journal", func(_ *redis.Client, key string) error { return fn(playerOf(key)) })
+}
