@@ -34,38 +34,42 @@ import (
 )
 
 type config struct {
-	wsURL, base string
-	urls        []string // wsURL may list several servers, comma-separated; players are spread over them
-	opsToken    string
-	admin       string   // the servers' admin listeners, comma-separated, in the order of wsURL
-	admins      []string // admin, split
-	players     int
-	idle        int
-	duration    time.Duration
-	ramp        time.Duration
-	think       time.Duration
-	strategy    string
-	disconnect  float64
-	flooders    float64
-	vandals     float64
-	maxGrids    int
-	procs       int
-	perProc     int
-	prefix      string
-	report      string
-	spawnServer string
-	child       bool
-	childIndex  int
-	serverProcs int
-	perfChecks  bool
-	profile     string
-	cpus, nice  int
-	cpuProfile  string
-	fsync       string // with -spawn-server: the spawned Redis's appendfsync
-	killRedis   int    // with -spawn-server: SIGKILL and restart the spawned Redis this many times
-	kill        func() error
-	verify      func() (bool, string) // with -spawn-server: keno-server verify on its Redis
-	cpu         func() (servers, redis time.Duration)
+	wsURL, base  string
+	urls         []string // wsURL may list several servers, comma-separated; players are spread over them
+	opsToken     string
+	admin        string   // the servers' admin listeners, comma-separated, in the order of wsURL
+	admins       []string // admin, split
+	players      int
+	idle         int
+	duration     time.Duration
+	ramp         time.Duration
+	think        time.Duration
+	strategy     string
+	disconnect   float64
+	flooders     float64
+	vandals      float64
+	maxGrids     int
+	procs        int
+	perProc      int
+	prefix       string
+	report       string
+	spawnServer  string
+	child        bool
+	childIndex   int
+	serverProcs  int
+	perfChecks   bool
+	profile      string
+	cpus, nice   int
+	cpuProfile   string
+	fsync        string        // with -spawn-server: the spawned Redis's appendfsync
+	killRedis    int           // with -spawn-server: SIGKILL and restart the spawned Redis this many times
+	archive      bool          // with -spawn-server: spawn PostgreSQL and archive (archive.go)
+	hotWindow    time.Duration // with -archive: HOT_WINDOW
+	pgOutage     time.Duration // with -archive: stop PostgreSQL this long, a third into the run
+	killArchiver int           // with -archive: SIGKILL and restart the archiver this many times
+	kill         func() error
+	verify       func() (bool, string) // with -spawn-server: keno-server verify on its Redis
+	cpu          func() (servers, redis time.Duration)
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -100,6 +104,10 @@ func main() {
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the load tester's own CPU profile to this file (one process only)")
 	flag.StringVar(&c.fsync, "fsync", "always", "with -spawn-server: the spawned Redis's appendfsync, always (the durability contract) or everysec (to measure what the contract costs; acknowledged writes may be lost)")
+	flag.BoolVar(&c.archive, "archive", false, "with -spawn-server: spawn a PostgreSQL archive too, run a dedicated archiver, and after the run check both tiers and Redis memory per player")
+	flag.DurationVar(&c.hotWindow, "hot-window", 30*time.Second, "with -archive: the servers' HOT_WINDOW")
+	flag.DurationVar(&c.pgOutage, "pg-outage", 0, "with -archive: stop PostgreSQL this long, a third into the run")
+	flag.IntVar(&c.killArchiver, "kill-archiver", 0, "with -archive: kill -9 and restart the archiver process this many times during the run")
 	flag.IntVar(&c.killRedis, "kill-redis", 0, "with -spawn-server: kill -9 and restart the spawned redis-server this many times during the run, then check that every acknowledgement survived")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
 	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
@@ -170,15 +178,35 @@ func (c *config) validate() error {
 
 func run(c *config) error {
 	raiseOpenFiles()
+	var arch *archiveSetup // with -archive
+	var redisAddr string
 	if c.spawnServer != "" && !c.child {
 		if c.fsync != "always" && c.fsync != "everysec" {
 			return fmt.Errorf("-fsync must be always or everysec")
 		}
-		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync)
+		var extra []string
+		if c.archive {
+			var err error
+			if arch, err = startArchive(c.hotWindow); err != nil {
+				return err
+			}
+			defer arch.stop()
+			extra = arch.serverArgs()
+		}
+		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync, extra...)
 		if err != nil {
 			return err
 		}
 		defer sp.stop()
+		if arch != nil {
+			arch.serverBin, arch.redisURL = c.spawnServer, "redis://"+sp.addr
+			arch.measureBaseline(sp.addr)
+			if err := arch.startArchiver(); err != nil {
+				return err
+			}
+			redisAddr = sp.addr
+			sp.verifyArgs = []string{"-archive", arch.pg.URL()}
+		}
 		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
 		c.kill, c.verify, c.cpu = sp.killRedis, sp.verify, sp.cpu
 	}
@@ -228,6 +256,10 @@ func run(c *config) error {
 	rep.ServerBefore = srv.sample()
 
 	kills := killRedisDuringRun(ctx, c)
+	var archFaults func() (int, int)
+	if arch != nil {
+		archFaults = arch.faults(ctx, c)
+	}
 	cpu0 := c.cpuNow()
 	var stats *Stats
 	var err error
@@ -246,6 +278,15 @@ func run(c *config) error {
 	}
 	rep.finish(c, stats)
 	rep.Books = fetchBooks(c.admins[0], c.opsToken)
+	if arch != nil {
+		outages, kills := archFaults()
+		ac, err := arch.check(redisAddr)
+		if err != nil {
+			return err
+		}
+		ac.PGOutages, ac.ArchiverKills = outages, kills
+		rep.Archive = ac
+	}
 	if c.verify != nil {
 		ok, out := c.verify()
 		rep.Verify = &ok

@@ -51,6 +51,7 @@ type Report struct {
 	PerIdleKiB     float64                `json:"server_kib_per_idle_player"`      // RSS delta after a GC
 	PerIdleLiveKiB float64                `json:"server_live_kib_per_idle_player"` // heap + stacks in use
 	PerSecond      []int64                `json:"games_each_second"`
+	Archive        *ArchiveCheck          `json:"archive,omitempty"` // with -archive
 	Checks         []Check                `json:"checks"`
 }
 
@@ -124,6 +125,12 @@ func (r *Report) verdicts(perf bool) {
 		}
 		r.check("sealed records (keno-server verify)", "clean", got, *r.Verify)
 	}
+	if a := r.Archive; a != nil {
+		r.check("every settled game archived once", fmt.Sprintf("%d games seen by the players", r.Games),
+			fmt.Sprintf("%d in PostgreSQL, %d records left in Redis", a.Games, a.RedisGamesLeft), a.Games == r.Games && a.RedisGamesLeft == 0)
+		r.check("journal moved out of Redis", "0 entries older than the hot window left", fmt.Sprintf("%d left, %d archived", a.RedisJournalLeft, a.Entries), a.RedisJournalLeft == 0)
+		r.check("Redis memory per player (INFO used_memory / players)", "≤ 4 KB", fmt.Sprintf("%.0f B (%d players; %.0f B without Redis's own %d B)", a.BytesPerPlayer, a.RedisPlayers, a.PlayerBytes, a.RedisBaseline), a.BytesPerPlayer <= 4000)
+	}
 	if b, ok := r.Books["balanced"].(bool); ok {
 		r.check("books (Σ balances + house = deposits − withdrawals)", "balanced", fmt.Sprint(b), b)
 	} else {
@@ -186,6 +193,14 @@ func (r *Report) text(w io.Writer) {
 	fmt.Fprintf(w, "ran %.1f s: %d active players, %d idle; %d tickets, %d games (%.0f games/s mean, %d peak)\n",
 		r.Elapsed, r.Players, r.Idle, r.Tickets, r.Games, r.GamesPerSec, r.PeakPerSec)
 	fmt.Fprintf(w, "reconnects %d (games resumed %d); stakes %.2f €, wins %.2f €\n", r.Reconnects, r.Resumed, float64(r.Stakes)/100, float64(r.Wins)/100)
+	if a := r.Archive; a != nil {
+		fmt.Fprintf(w, "archive (hot window %s, waited %.0f s; PostgreSQL outages %d, archiver kills %d): %d entries, %d games, %d ledger rows in PostgreSQL; Redis: %d journal entries and %d game records left, %d B used for %d players = %.0f B per player\n",
+			a.HotWindow, a.Waited, a.PGOutages, a.ArchiverKills, a.Entries, a.Games, a.Ledger, a.RedisJournalLeft, a.RedisGamesLeft, a.RedisUsedMemory, a.RedisPlayers, a.BytesPerPlayer)
+		fmt.Fprintf(w, "one player's keys in Redis (MEMORY USAGE, bytes): %v\nRedis used_memory_dataset %d B, mem_clients_normal %d B; other keys: %v\n", a.OnePlayer, a.Dataset, a.Clients, a.OtherKeys)
+		if a.Games > 0 {
+			fmt.Fprintf(w, "PostgreSQL: %d B on disk, %.0f B per archived game\n", a.PGBytes, float64(a.PGBytes)/float64(a.Games))
+		}
+	}
 	if r.CPU != nil {
 		fmt.Fprintf(w, "CPU per game (from /proc): servers %.3f ms, redis %.3f ms, load tester %.3f ms\n", r.CPU["servers"], r.CPU["redis"], r.CPU["tester"])
 	}

@@ -14,14 +14,15 @@ import (
 
 // spawned is what spawn started.
 type spawned struct {
-	dir       string // Redis's, removed at the end
-	urls      []string
-	redis     *exec.Cmd
-	args      []string // redis-server's, to start it again
-	addr      string
-	serverBin string
-	servers   []*exec.Cmd
-	admins    []string // the servers' admin listeners, http://…
+	dir        string // Redis's, removed at the end
+	urls       []string
+	redis      *exec.Cmd
+	args       []string // redis-server's, to start it again
+	addr       string
+	serverBin  string
+	servers    []*exec.Cmd
+	admins     []string // the servers' admin listeners, http://…
+	verifyArgs []string // more arguments of keno-server verify (the archive)
 }
 
 // startRedis starts redis-server with s.args and waits until it listens.
@@ -84,7 +85,7 @@ func procCPU(pid int) time.Duration {
 // verify runs keno-server verify on the spawned Redis: the sealed journals,
 // their tails, the accounts and the stored games, and the books.
 func (s *spawned) verify() (bool, string) {
-	out, err := exec.Command(s.serverBin, "verify", "-redis", "redis://"+s.addr).CombinedOutput()
+	out, err := exec.Command(s.serverBin, append([]string{"verify", "-redis", "redis://" + s.addr}, s.verifyArgs...)...).CombinedOutput()
 	return err == nil, strings.TrimSpace(string(out))
 }
 
@@ -100,7 +101,7 @@ func (s *spawned) killRedis() error {
 // the durability contract wants in production, or everysec to measure
 // what it costs; no automatic rewrite) and n keno servers with the given
 // reveal profile on free loopback ports.
-func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
+func spawn(serverBin string, n int, profile, fsync string, extra ...string) (*spawned, error) {
 	dir, err := os.MkdirTemp("", "keno-loadtest")
 	if err != nil {
 		return nil, err
@@ -122,6 +123,7 @@ func spawn(serverBin string, n int, profile, fsync string) (*spawned, error) {
 		srv := exec.Command(serverBin, "serve", "-mode", "dev", "-profile", profile, "-addr", addr, "-admin-addr", admin,
 			"-redis", "redis://"+sp.addr, "-log", "json", "-log-level", "warn", "-conn-rate-ip", "0",
 			"-server-id", fmt.Sprintf("load-%d", i))
+		srv.Args = append(srv.Args, extra...)
 		// GOMAXPROCS stays the runtime's own (the cores). Twice as many Ps
 		// was tried: it made a collection's mark worker take one P in four
 		// rather than one in two, but four busy server threads then crowd

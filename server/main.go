@@ -4,7 +4,8 @@
 //	keno-server [serve] [flags]   run the game server (default)
 //	keno-server par [-json]       exact RTP report of the embedded prize table
 //	keno-server simulate [-n N]   play N games per pick count, compare with exact RTP
-//	keno-server verify            walk the sealed journals and report tampering
+//	keno-server verify            walk the sealed journals (both tiers) and report tampering
+//	keno-server archive           run only the archiver (Redis → PostgreSQL)
 //	keno-server version           the build: version, commit, Go
 package main
 
@@ -31,10 +32,12 @@ func main() {
 		err = simulate(args)
 	case "verify":
 		err = verify(args)
+	case "archive":
+		err = archiveOnly(args)
 	case "version":
 		fmt.Println(buildinfo.Read())
 	default:
-		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, version)", cmd)
+		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, archive, version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "keno-server:", err)

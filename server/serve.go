@@ -47,6 +47,30 @@ func serve(args []string) error {
 	return a.Run(ctx, l, admin)
 }
 
+// archiveOnly runs the archiver alone (no listener): a dedicated process
+// beside servers started with ARCHIVER=off, or one more contender for the
+// lease. It stops on SIGINT/SIGTERM; killed, it loses nothing.
+func archiveOnly(args []string) error {
+	cfg, err := app.ParseConfig(args)
+	if err != nil {
+		return err
+	}
+	if cfg.ArchiveURL == "" {
+		return fmt.Errorf("archive needs ARCHIVE_URL")
+	}
+	cfg.Archiver = true
+	a, err := app.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a.Log.Info().Str("id", cfg.ServerID).Msg("archiver running alone")
+	a.Archiver.Run(ctx)
+	return nil
+}
+
 // opsHint shows the dev ops token; a production token is never printed.
 func opsHint(cfg app.Config) string {
 	if cfg.Mode == "dev" {

@@ -331,7 +331,7 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	go a.Ops.run(bg)
 	archived := make(chan struct{})
 	go func() {
-		if a.Archiver != nil {
+		if a.Archiver != nil && a.Cfg.Archiver {
 			a.Archiver.Run(bg)
 		}
 		close(archived)
@@ -377,6 +377,9 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 
 // Close releases Redis (and the embedded one).
 func (a *App) Close() {
+	if a.Archive != nil {
+		a.Archive.Close()
+	}
 	a.Redis.Close()
 	if a.embedded != nil {
 		a.embedded.Close()

@@ -41,6 +41,17 @@ new MutationObserver(() => {
   __log.push(e);
 }).observe(document, { subtree: true, childList: true, characterData: true });`
 
+// playerPage funds player and opens a page at a screen size that answers
+// offers by itself (signIn comes next).
+func playerPage(t *testing.T, ts *testServer, player string, deposit, w, h int64) context.Context {
+	if _, err := ts.app.Store.Deposit(context.Background(), player, "seed", deposit); err != nil {
+		t.Fatal(err)
+	}
+	ctx := openPage(t, w, h)
+	answerOffers(t, ctx)
+	return ctx
+}
+
 // autoAnswer, for tests that play whole tickets: it answers every offer as
 // a hurried player would (Stop; the first box), through the buttons.
 const autoAnswer = `setInterval(() => {
@@ -381,9 +392,7 @@ func TestBrowserTicketHoldsEachResult(t *testing.T) {
 		c.Session.ColorInterval, c.Session.NumberInterval = 20*time.Millisecond, 40*time.Millisecond
 		c.Session.ResultHold = 2500 * time.Millisecond // the human profile's floor
 	})
-	ts.app.Store.Deposit(context.Background(), "pacer", "seed", 5_000)
-	ctx := openPage(t, 1440, 900)
-	answerOffers(t, ctx)
+	ctx := playerPage(t, ts, "pacer", 5_000, 1440, 900)
 	signIn(t, ctx, ts, "pacer")
 	steps := pick(3, 7, 11, 19, 26)
 	steps = append(steps, click("#btn-add"))
@@ -434,12 +443,10 @@ func TestBrowserReloadResumes(t *testing.T) {
 		c.Session.ResultHold = time.Second
 	})
 	picks := []int{3, 8, 14, 21, 27, 33}
-	ts.app.Store.Deposit(context.Background(), "reload", "seed", 5_000)
 	forceNext(t, ts.app.Redis, "reload", picks, 100, func(o *engine.Outcome, m engine.Main) bool {
 		return !m.SoC && !m.Green && m.Revealed == engine.Drawn
 	})
-	ctx := openPage(t, 390, 844)
-	answerOffers(t, ctx)
+	ctx := playerPage(t, ts, "reload", 5_000, 390, 844)
 	signIn(t, ctx, ts, "reload")
 	steps := pick(picks...)
 	for i := 0; i < 2; i++ {
@@ -479,9 +486,7 @@ func TestBrowserReloadResumes(t *testing.T) {
 // and neither page shows a string of the other language.
 func TestBrowserLanguages(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.app.Store.Deposit(context.Background(), "polyglot", "seed", 1_000)
-	ctx := openPage(t, 1440, 900)
-	answerOffers(t, ctx)
+	ctx := playerPage(t, ts, "polyglot", 1_000, 1440, 900)
 	signIn(t, ctx, ts, "polyglot")
 	if lang := eval[string](t, ctx, `document.documentElement.lang`); lang != "fr" {
 		t.Fatalf("lang=%q by default", lang)
@@ -555,9 +560,7 @@ func TestBrowserLoginErrors(t *testing.T) {
 // the session's net result.
 func TestBrowserRealityCheck(t *testing.T) {
 	ts := startServer(t, nil)
-	ts.app.Store.Deposit(context.Background(), "reality", "seed", 1_000)
-	ctx := openPage(t, 768, 1024)
-	answerOffers(t, ctx)
+	ctx := playerPage(t, ts, "reality", 1_000, 768, 1024)
 	do(t, ctx, "a short interval", chromedp.Navigate(ts.base+"/"), chromedp.Evaluate[chromedp.Void](`localStorage.setItem("keno-reality-ms", "1500")`))
 	signIn(t, ctx, ts, "reality")
 	do(t, ctx, "play", append(pick(5, 10, 15), click("#btn-review"), chromedp.WaitVisible(chromedp.CSS("#summary")), click("#btn-confirm"),

@@ -44,6 +44,7 @@ type Config struct {
 	ArchiveURL   string        // ARCHIVE_URL: postgres://… — the archive (required in production)
 	HotWindow    time.Duration // HOT_WINDOW: what is younger stays in Redis
 	ArchiveEvery time.Duration // ARCHIVE_EVERY: pause between the archiver's passes
+	Archiver     bool          // ARCHIVER: this server competes for the archiver's lease
 	AdminAddr    string        // ADMIN_ADDR: the operator's listener (metrics, ops page and API, cashier, profiler)
 	// TrustedProxies: the load balancers whose X-Forwarded-For / Forwarded
 	// headers name the client (TRUSTED_PROXIES, CIDRs); from anyone else
@@ -100,6 +101,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	fs.StringVar(&c.ArchiveURL, "archive", env("ARCHIVE_URL", ""), "PostgreSQL archive, postgres://user@host:port/db (ARCHIVE_URL); required in production; empty in dev: everything stays in Redis")
 	fs.DurationVar(&c.HotWindow, "hot-window", envDuration("HOT_WINDOW", 24*time.Hour), "journal, games and ledger younger than this stay in Redis; older move to the archive (HOT_WINDOW)")
+	fs.BoolVar(&c.Archiver, "archiver", env("ARCHIVER", "on") != "off", "run an archiver (one works at a time, under a Redis lease): on or off (ARCHIVER; off beside a dedicated keno-server archive)")
 	fs.DurationVar(&c.ArchiveEvery, "archive-every", envDuration("ARCHIVE_EVERY", 5*time.Second), "pause between the archiver's passes (ARCHIVE_EVERY)")
 	hold := fs.Duration("result-hold", envDuration("RESULT_HOLD", -1), "how long a settled game of a ticket stays on screen before the next starts (RESULT_HOLD; default 3s with PROFILE=human, 0 with fast)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")

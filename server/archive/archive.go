@@ -330,12 +330,14 @@ func (a *Archive) Recall(ctx context.Context, id string) (player string, fields 
 // Counts is how much the archive holds (for the load tester and ops).
 type Counts struct {
 	Entries, Games, Ledger, Players int64
+	Bytes                           int64 // the database's size on disk
 }
 
 // Count counts the archive's rows.
 func (a *Archive) Count(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := a.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM journal), (SELECT count(*) FROM games), (SELECT count(*) FROM ledger), (SELECT count(*) FROM checkpoints)`).
-		Scan(&c.Entries, &c.Games, &c.Ledger, &c.Players)
+	err := a.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM journal), (SELECT count(*) FROM games), (SELECT count(*) FROM ledger),
+			(SELECT count(*) FROM checkpoints), pg_database_size(current_database())`).
+		Scan(&c.Entries, &c.Games, &c.Ledger, &c.Players, &c.Bytes)
 	return c, err
 }

@@ -238,8 +238,16 @@ func (s *Store) Trim(ctx context.Context, m *Movable) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// An idle player's streams, emptied, go too (an empty stream still
+	// costs some 400 bytes); the next entry makes them again. One script:
+	// an entry appended meanwhile keeps its stream.
+	return dropEmpty.Run(ctx, s.rdb, []string{k.journal(), k.ledger()}).Err()
 }
+
+var dropEmpty = redis.NewScript(`for _, k in ipairs(KEYS) do if redis.call('XLEN', k) == 0 then redis.call('DEL', k) end end return 0`)
 
 // Players calls fn for every player with a journal, in SCAN order.
 func (s *Store) Players(ctx context.Context, fn func(player string) error) error {

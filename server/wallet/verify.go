@@ -126,6 +126,18 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 		}
 	}
 	archived := len(entries)
+	// Entries in both tiers — archived, then the archiver stopped before
+	// trimming Redis — count once when they are the same entry.
+	if archived > 0 {
+		last := entries[archived-1]
+		bySeq := make(map[int64]string, archived)
+		for _, e := range entries {
+			bySeq[e.Seq] = e.Hash
+		}
+		for len(hot) > 0 && hot[0].Seq <= last.Seq && bySeq[hot[0].Seq] == hot[0].Hash {
+			hot = hot[1:]
+		}
+	}
 	entries = append(entries, hot...)
 	r := JournalReport{Player: player, Entries: len(entries), Problems: s.seal.Verify(entries)}
 	bad := func(format string, args ...any) {

@@ -32,8 +32,14 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Stop(); os.RemoveAll(filepath.Dir(s.Dir)) })
+	t.Cleanup(s.Close)
 	return s
+}
+
+// Close stops the server and removes its files.
+func (s *Server) Close() {
+	s.Stop()
+	os.RemoveAll(filepath.Dir(s.Dir))
 }
 
 // New initialises and starts a server; the caller stops it.
