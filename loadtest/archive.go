@@ -136,6 +136,7 @@ type ArchiveCheck struct {
 	OtherKeys     map[string]int64 `json:"other_keys"` // keys outside the players', by prefix
 	MemoryStats   string           `json:"redis_memory_stats"`
 	PGBytes       int64            `json:"pg_database_bytes"`
+	KeyBytes      float64          `json:"redis_key_bytes_per_player"` // Σ MEMORY USAGE of the players' keys / players
 }
 
 // check waits two hot windows after the run, then counts both tiers.
@@ -149,8 +150,11 @@ func (a *archiveSetup) check(redisAddr string) (*ArchiveCheck, error) {
 	ac := &ArchiveCheck{HotWindow: a.hot.String(), Waited: wait.Seconds()}
 	var one string // a player whose keys are itemised
 	it := rdb.Scan(ctx, 0, "{p:*", 1000).Iterator()
+	var keyBytes int64
 	for it.Next(ctx) {
 		k := it.Val()
+		n, _ := rdb.MemoryUsage(ctx, k).Result()
+		keyBytes += n
 		switch {
 		case strings.HasSuffix(k, "}:acct"):
 			ac.RedisPlayers++
@@ -189,6 +193,9 @@ func (a *archiveSetup) check(redisAddr string) (*ArchiveCheck, error) {
 		ac.MemoryStats = fmt.Sprint(st)
 	}
 	ac.RedisBaseline = a.baseline
+	if ac.RedisPlayers > 0 {
+		ac.KeyBytes = float64(keyBytes) / float64(ac.RedisPlayers)
+	}
 	if ac.RedisPlayers > 0 {
 		ac.BytesPerPlayer = float64(ac.RedisUsedMemory) / float64(ac.RedisPlayers)
 		ac.PlayerBytes = float64(ac.RedisUsedMemory-a.baseline) / float64(ac.RedisPlayers)

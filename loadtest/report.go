@@ -196,7 +196,7 @@ func (r *Report) text(w io.Writer) {
 	if a := r.Archive; a != nil {
 		fmt.Fprintf(w, "archive (hot window %s, waited %.0f s; PostgreSQL outages %d, archiver kills %d): %d entries, %d games, %d ledger rows in PostgreSQL; Redis: %d journal entries and %d game records left, %d B used for %d players = %.0f B per player\n",
 			a.HotWindow, a.Waited, a.PGOutages, a.ArchiverKills, a.Entries, a.Games, a.Ledger, a.RedisJournalLeft, a.RedisGamesLeft, a.RedisUsedMemory, a.RedisPlayers, a.BytesPerPlayer)
-		fmt.Fprintf(w, "one player's keys in Redis (MEMORY USAGE, bytes): %v\nRedis used_memory_dataset %d B, mem_clients_normal %d B; other keys: %v\n", a.OnePlayer, a.Dataset, a.Clients, a.OtherKeys)
+		fmt.Fprintf(w, "players' own keys: %.0f B per player (Σ MEMORY USAGE); one player's keys (bytes): %v\nRedis used_memory_dataset %d B, mem_clients_normal %d B; other keys: %v\n", a.KeyBytes, a.OnePlayer, a.Dataset, a.Clients, a.OtherKeys)
 		if a.Games > 0 {
 			fmt.Fprintf(w, "PostgreSQL: %d B on disk, %.0f B per archived game\n", a.PGBytes, float64(a.PGBytes)/float64(a.Games))
 		}

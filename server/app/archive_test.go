@@ -195,7 +195,7 @@ func TestArchiveTamperingIsReported(t *testing.T) {
 		"player":  `WITH a AS (DELETE FROM journal WHERE player = $1), b AS (DELETE FROM games WHERE player = $1), c AS (DELETE FROM ledger WHERE player = $1) DELETE FROM checkpoints WHERE player = $1`,
 		"reorder": `UPDATE journal j SET data = o.data, hash = o.hash FROM journal o WHERE j.player = $1 AND o.player = $1 AND ((j.seq = 2 AND o.seq = 3) OR (j.seq = 3 AND o.seq = 2))`,
 		"forge":   `INSERT INTO journal (player, seq, at, stream_id, prev, hash, mac, data) SELECT player, seq + 1000, at, stream_id, hash, hash, mac, data FROM journal WHERE player = $1 AND seq = 1`,
-		"game":    `UPDATE games SET fields = jsonb_set(fields, '{win}', '"99999"') WHERE player = $1 AND id = (SELECT id FROM games WHERE player = $1 LIMIT 1)`,
+		"game":    `UPDATE games SET fields = jsonb_set(fields::jsonb, '{win}', '"99999"')::json WHERE player = $1 AND id = (SELECT id FROM games WHERE player = $1 LIMIT 1)`,
 	}
 	for name := range cases {
 		c := ts.player("t-"+name, 5_000)

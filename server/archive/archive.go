@@ -218,7 +218,7 @@ func (a *Archive) Save(ctx context.Context, ms []*wallet.Movable, checkpoint fun
 		}
 		if len(g.id) > 0 {
 			b.Queue(`INSERT INTO games (player, id, created, settled, cursor, picks, stake, win, fields)
-				SELECT p, i, c, s, cu, pk::smallint, st, w, f::jsonb FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[]) AS x(p, i, c, s, cu, pk, st, w, f)
+				SELECT p, i, c, s, cu, pk::smallint, st, w, f::json FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[]) AS x(p, i, c, s, cu, pk, st, w, f)
 				ON CONFLICT DO NOTHING`, g.player, g.id, g.created, g.settled, g.cursor, g.picks, g.stake, g.win, g.fields)
 		}
 		if len(l.sid) > 0 {

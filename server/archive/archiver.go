@@ -3,6 +3,7 @@ package archive
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,6 +27,7 @@ type Archiver struct {
 	Hot     time.Duration // what is younger stays in Redis
 	Every   time.Duration // pause between passes
 	Batch   int           // players per transaction
+	Workers int           // transactions at once (default 4): PostgreSQL works on several cores
 	Log     zerolog.Logger
 	Metrics *metrics.Metrics
 	ID      string // lease holder's name (server id)
@@ -88,25 +90,51 @@ func (a *Archiver) Pass(ctx context.Context) (PassStats, error) {
 	if batch <= 0 {
 		batch = 200
 	}
-	var players []string
-	var errs []error
-	flush := func() {
-		if len(players) > 0 {
-			if err := a.move(ctx, players, cutoff, &st); err != nil {
-				errs = append(errs, err)
-			}
-			players = players[:0]
-		}
+	workers := a.Workers
+	if workers <= 0 {
+		workers = 4
 	}
+	// Batches of players go to a few workers, each its own transaction:
+	// a player is in one batch only, so no two workers touch its keys.
+	batches := make(chan []string)
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for players := range batches {
+				var bs PassStats
+				err := a.move(ctx, players, cutoff, &bs)
+				mu.Lock()
+				st.add(bs)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	var players []string
 	err := a.Store.Players(ctx, func(p string) error {
 		players = append(players, p)
 		if len(players) >= batch {
-			flush()
+			batches <- players
+			players = nil
 		}
 		return ctx.Err()
 	})
-	flush()
+	if len(players) > 0 {
+		batches <- players
+	}
+	close(batches)
+	wg.Wait()
 	return st, errors.Join(append(errs, err)...)
+}
+
+func (s *PassStats) add(o PassStats) {
+	s.Players, s.Entries, s.Games, s.Ledger, s.Backlog = s.Players+o.Players, s.Entries+o.Entries, s.Games+o.Games, s.Ledger+o.Ledger, s.Backlog+o.Backlog
 }
 
 // move archives one batch of players: read, commit, trim.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"keno/engine"
 	"keno/server/journal"
 )
 
@@ -170,12 +171,20 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 		if !s.sealedCopy(id, f) || f["status"] != "settled" {
 			return nil, fmt.Errorf("%w: player %s: game %s is not its sealed settled self", ErrChain, player, id)
 		}
-		g, err := s.parseGame(id, f)
-		if err != nil {
+		// Only what the archive's columns need: the record stays as stored.
+		var rec struct {
+			Created int64 `json:"created"`
+			Outcome struct {
+				Picks engine.Picks `json:"picks"`
+				Stake int64        `json:"stake"`
+			} `json:"outcome"`
+		}
+		if err := json.Unmarshal([]byte(f["rec"]), &rec); err != nil {
 			return nil, err
 		}
-		m.Games = append(m.Games, HotGame{ID: id, Created: g.Created, Settled: g.Settled, Cursor: g.Cursor,
-			Picks: len(g.Outcome.Picks), Stake: g.Outcome.Stake, Win: g.Win, Fields: f})
+		num := func(k string) int64 { n, _ := strconv.ParseInt(f[k], 10, 64); return n }
+		m.Games = append(m.Games, HotGame{ID: id, Created: rec.Created, Settled: num("settled"), Cursor: num("cursor"),
+			Picks: len(rec.Outcome.Picks), Stake: rec.Outcome.Stake, Win: num("win"), Fields: f})
 	}
 	for _, x := range ledger.Val() {
 		get := func(f string) string { v, _ := x.Values[f].(string); return v }

@@ -26,7 +26,7 @@ CREATE TABLE games (
     picks   smallint    NOT NULL,
     stake   bigint      NOT NULL,
     win     bigint      NOT NULL,
-    fields  jsonb       NOT NULL, -- the stored record as Redis held it, seal tags included
+    fields  json        NOT NULL, -- the stored record as Redis held it, seal tags included (json: stored as sent, cheaper than jsonb to write)
     PRIMARY KEY (player, id, created)
 ) PARTITION BY RANGE (created);
 CREATE TABLE games_default PARTITION OF games DEFAULT;
