@@ -10,6 +10,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -38,6 +40,9 @@ func main() {
 		fmt.Println(buildinfo.Read())
 	default:
 		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, archive, version)", cmd)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the usage is printed, and asking for it is no failure
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "keno-server:", err)

@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	neturl "net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -153,17 +155,23 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 			ContextTimeoutEnabled: true}), m, nil
 	case url == "":
 		return nil, nil, errors.New("REDIS_URL is required")
-	case strings.HasPrefix(url, "redis+cluster://"):
-		rest := strings.TrimPrefix(url, "redis+cluster://")
-		var password string
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-			_, password, _ = strings.Cut(rest[:at], ":")
-			rest = rest[at+1:]
+	case strings.HasPrefix(url, "redis+cluster://") || strings.HasPrefix(url, "rediss+cluster://"):
+		opt, err := clusterOptions(url)
+		if err != nil {
+			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		addrs := strings.Split(strings.TrimSuffix(rest, "/"), ",")
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, PoolSize: redisPool,
-			ReadBufferSize: redisBuffer, WriteBufferSize: redisBuffer,
-			MaxRedirects: 8, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, ContextTimeoutEnabled: true}), nil, nil
+		if opt.PoolSize == 0 {
+			opt.PoolSize = redisPool
+		}
+		if opt.MaxRedirects == 0 {
+			opt.MaxRedirects = 8
+		}
+		if opt.ReadTimeout == 0 {
+			opt.ReadTimeout, opt.WriteTimeout = 2*time.Second, 2*time.Second
+		}
+		opt.ReadBufferSize, opt.WriteBufferSize = redisBuffer, redisBuffer
+		opt.ContextTimeoutEnabled = true
+		return redis.NewClusterClient(opt), nil, nil
 	default:
 		opt, err := redis.ParseURL(url)
 		if err != nil {
@@ -176,6 +184,32 @@ func Connect(url string, allowEmbedded bool) (redis.UniversalClient, *miniredis.
 		opt.ContextTimeoutEnabled = true // every call's deadline is honoured
 		return redis.NewClient(opt), nil, nil
 	}
+}
+
+// clusterOptions reads redis+cluster://[user:pass@]h1:p1,h2:p2[?options]
+// (rediss+cluster:// for TLS, as managed clouds give them) with go-redis's
+// own parser, which takes the first node in the host and the others as
+// addr= options.
+func clusterOptions(raw string) (*redis.ClusterOptions, error) {
+	scheme, rest, _ := strings.Cut(raw, "+cluster://")
+	userinfo, hosts := "", rest
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		userinfo, hosts = rest[:at+1], rest[at+1:]
+	}
+	hosts, query, _ := strings.Cut(hosts, "?")
+	hosts = strings.TrimSuffix(hosts, "/")
+	nodes := strings.Split(hosts, ",")
+	if hosts == "" || slices.Contains(nodes, "") {
+		return nil, fmt.Errorf("a cluster URL lists its nodes as host:port,host:port")
+	}
+	q, err := neturl.ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes[1:] {
+		q.Add("addr", n)
+	}
+	return redis.ParseClusterURL(scheme + "://" + userinfo + nodes[0] + "?" + q.Encode())
 }
 
 func newLogger(cfg Config) zerolog.Logger {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Bad configuration stops the server at start, naming the variable.
@@ -72,4 +73,37 @@ func unsetenv(t *testing.T, k string) {
 	t.Helper()
 	t.Setenv(k, "") // restores the old value at the end of the test
 	os.Unsetenv(k)
+}
+
+// Redis URLs as managed clouds give them, read by go-redis's own parsers:
+// user names, passwords, TLS, options, and cluster node lists.
+func TestRedisURLs(t *testing.T) {
+	c, err := clusterOptions("rediss+cluster://app:s3cret@10.0.0.1:7000,10.0.0.2:7001,10.0.0.3:7002?dial_timeout=3s&pool_size=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Addrs, " ") != "10.0.0.1:7000 10.0.0.2:7001 10.0.0.3:7002" || c.Username != "app" || c.Password != "s3cret" ||
+		c.TLSConfig == nil || c.DialTimeout != 3*time.Second || c.PoolSize != 50 {
+		t.Errorf("rediss+cluster: %+v", c)
+	}
+	c, err = clusterOptions("redis+cluster://127.0.0.1:7000")
+	if err != nil || len(c.Addrs) != 1 || c.TLSConfig != nil {
+		t.Errorf("redis+cluster with one node: %+v %v", c, err)
+	}
+	for _, bad := range []string{"redis+cluster://", "redis+cluster://a:1,,b:2", "redis+cluster://a:1?pool_size=x", "redis+cluster://a:1?bogus=1"} {
+		if _, err := clusterOptions(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	for _, u := range []string{"redis://default:pw@127.0.0.1:1/2?dial_timeout=1s", "rediss://user:pw@cache.example:6380", "unix:///tmp/redis.sock?db=3"} {
+		rdb, _, err := Connect(u, false)
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+			continue
+		}
+		rdb.Close()
+	}
+	if _, _, err := Connect("redis://127.0.0.1:1?bogus=1", false); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Errorf("an unknown option: %v", err)
+	}
 }
