@@ -16,8 +16,8 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 build:
 	@mkdir -p bin
-	$(GO) build -ldflags "-X keno/server/buildinfo.version=$(VERSION) -X keno/server/buildinfo.revision=$(REVISION)" -o $(BIN) ./server
-	$(GO) build -o bin/keno-loadtest ./loadtest
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X keno/server/buildinfo.version=$(VERSION) -X keno/server/buildinfo.revision=$(REVISION)" -o $(BIN) ./server
+	CGO_ENABLED=0 $(GO) build -o bin/keno-loadtest ./loadtest
 
 ## test: vet, then every test with the race detector, against real Redis and Chromium
 test: deps vet
