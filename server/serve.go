@@ -41,7 +41,8 @@ func serve(args []string) error {
 		a.Close()
 		return fmt.Errorf("ADMIN_ADDR: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "\n  Keno Mystères: play at http://%s/   live-ops (admin listener): http://%s/ops.html#token=%s\n\n", l.Addr(), admin.Addr(), opsHint(cfg))
+	a.Log.Info().Str("play", fmt.Sprintf("http://%s/", l.Addr())).Str("ops", fmt.Sprintf("http://%s/ops.html#token=%s", admin.Addr(), opsHint(cfg))).
+		Msg("Keno Mystères: play and live-ops addresses")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return a.Run(ctx, l, admin)

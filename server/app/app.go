@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	neturl "net/url"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -212,20 +211,6 @@ func clusterOptions(raw string) (*redis.ClusterOptions, error) {
 	return redis.ParseClusterURL(scheme + "://" + userinfo + nodes[0] + "?" + q.Encode())
 }
 
-func newLogger(cfg Config) zerolog.Logger {
-	var l zerolog.Logger
-	if cfg.LogPretty {
-		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: "15:04:05"})
-	} else {
-		l = zerolog.New(os.Stderr)
-	}
-	level, err := zerolog.ParseLevel(cfg.LogLevel)
-	if err != nil || cfg.LogLevel == "" {
-		level = zerolog.InfoLevel
-	}
-	return l.Level(level).With().Timestamp().Str("server", cfg.ServerID).Logger()
-}
-
 // raiseOpenFiles lifts the soft open-file limit to the hard one (each
 // player is a socket) and returns the limit in force.
 func raiseOpenFiles(log zerolog.Logger) uint64 {
@@ -259,7 +244,7 @@ func (a *App) PublicHandler() http.Handler {
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.HandleFunc("POST /api/dev/login", a.devLogin)
 	mux.HandleFunc("GET /api/rules", rules)
-	return securityHeaders(mux)
+	return a.requestID(securityHeaders(mux))
 }
 
 // AdminHandler is the operator's side, on its own listener (ADMIN_ADDR,
@@ -286,7 +271,7 @@ func (a *App) AdminHandler() http.Handler {
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	return securityHeaders(mux)
+	return a.requestID(a.accessLog(securityHeaders(mux)))
 }
 
 // healthz: the process is up (liveness; readiness is /readyz).

@@ -52,9 +52,9 @@ func (a *App) cashier(kind string) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 		defer cancel()
 		moved, err := a.Store.Cashier(ctx, kind, req.Player, req.Op, req.Amount)
-		log := a.Log.Info()
+		log := reqLog(r).Info()
 		if err != nil {
-			log = a.Log.Warn().Err(err)
+			log = reqLog(r).Warn().Err(err)
 		}
 		log.Str("audit", "cashier").Str("kind", kind).Str("player", req.Player).Str("op", req.Op).
 			Int64("amount", req.Amount).Int64("balance", moved.Balance).Bool("replay", moved.Replay).
@@ -68,7 +68,7 @@ func (a *App) cashier(kind string) http.HandlerFunc {
 		case errors.As(err, &we):
 			writeJSON(w, http.StatusUnprocessableEntity, apiError{Code: we.Code, Message: we.Error(), Reason: we.Reason, Limit: we.Limit, Available: we.Available})
 		case err != nil:
-			a.Log.Error().Err(err).Str("op", req.Op).Msg("cashier: backend failure")
+			reqLog(r).Error().Err(err).Str("op", req.Op).Msg("cashier: backend failure")
 			fail(w, http.StatusServiceUnavailable, "unavailable", "the wallet could not be reached; retry with the same op")
 		default:
 			if moved.Replay {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path"
@@ -41,6 +42,7 @@ type Config struct {
 	DrainDelay   time.Duration // DRAIN_DELAY: on SIGTERM, /readyz fails at once; the listener closes this much later
 	DrainTimeout time.Duration // DRAIN_TIMEOUT: the whole shutdown, whatever the peers do
 	HTTPIdle     time.Duration // an idle HTTP keep-alive connection is closed after this
+	LogOutput    io.Writer     // where the logs go (os.Stderr unless a test says otherwise)
 	ArchiveURL   string        // ARCHIVE_URL: postgres://… — the archive (required in production)
 	HotWindow    time.Duration // HOT_WINDOW: what is younger stays in Redis
 	ArchiveEvery time.Duration // ARCHIVE_EVERY: pause between the archiver's passes
@@ -116,7 +118,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.AdminAddr, "admin-addr", env("ADMIN_ADDR", "127.0.0.1:9090"), "the operator's listener: /metrics, the live-ops page, /api/ops/* (cashier), /debug/pprof; keep it off the public network (ADMIN_ADDR)")
 	drainDelay := fs.Duration("drain-delay", envDuration("DRAIN_DELAY", 0), "on SIGTERM /readyz fails at once and new tickets are refused; the listener closes this much later, once the load balancer has seen it (DRAIN_DELAY; 5s behind one)")
 	drainTimeout := fs.Duration("drain-timeout", envDuration("DRAIN_TIMEOUT", 25*time.Second), "a shutdown ends within this, whatever the peers do; under Kubernetes' 30 s grace (DRAIN_TIMEOUT)")
-	pretty := fs.String("log", env("LOG_FORMAT", "auto"), "log format: json, pretty, or auto (pretty on a terminal) (LOG_FORMAT)")
+	pretty := fs.String("log", env("LOG_FORMAT", "json"), "log format: json (JSON lines, the default), pretty (for a person at a terminal), or auto (pretty on a terminal) (LOG_FORMAT)")
 	proxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated CIDRs of load balancers whose X-Forwarded-For / Forwarded headers are believed (TRUSTED_PROXIES)")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns (example.com, *.example.com) of pages allowed to open game sockets besides the game's own origin (ALLOWED_ORIGINS)")
 	if err := errors.Join(envErrs...); err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -208,3 +209,51 @@ func TestOpsFiguresAreClusterWide(t *testing.T) {
 		t.Errorf("server b's /metrics should show its open Redis connections, got %v", m)
 	}
 }
+
+// Every request gets an id (a sane one from the proxy is kept), echoed in
+// the answer; the admin listener logs each request with it.
+func TestRequestIDsAndAccessLog(t *testing.T) {
+	var logs safeBuffer
+	ts := startServer(t, nil, func(c *Config) { c.LogOutput, c.LogLevel = &logs, "info" })
+	r, _ := http.NewRequest("GET", ts.base+"/healthz", nil)
+	r.Header.Set("X-Request-Id", "lb-7f3a")
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("X-Request-Id"); got != "lb-7f3a" {
+		t.Errorf("the proxy's request id came back as %q", got)
+	}
+	r, _ = http.NewRequest("GET", ts.admin+"/api/ops/books", nil)
+	r.Header.Set("Authorization", "Bearer "+ts.app.Cfg.OpsToken)
+	r.Header.Set("X-Request-Id", "bad id with spaces")
+	res, err = http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	id := res.Header.Get("X-Request-Id")
+	if len(id) != 16 {
+		t.Fatalf("a new request id was not made: %q", id)
+	}
+	line := logs.String()
+	if !strings.Contains(line, `"request_id":"`+id+`"`) || !strings.Contains(line, `"path":"/api/ops/books"`) || !strings.Contains(line, `"status":200`) {
+		t.Errorf("no access log line for the admin request: %s", line)
+	}
+	if !regexp.MustCompile(`"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}`).MatchString(line) {
+		t.Errorf("timestamps are not in milliseconds: %s", line)
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *safeBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

@@ -17,7 +17,7 @@ import (
 // archived wraps a handler that needs the archive: 503 without one.
 func (a *App) archived(what string, h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
 	return a.opsOnly(func(w http.ResponseWriter, r *http.Request) {
-		a.Log.Info().Str("audit", what).Str("query", r.URL.RawQuery).Str("path", r.URL.Path).Msg("ops: archive read")
+		reqLog(r).Info().Str("audit", what).Str("query", r.URL.RawQuery).Str("path", r.URL.Path).Msg("ops: archive read")
 		if a.Archive == nil && what != "recall" {
 			fail(w, http.StatusServiceUnavailable, "no_archive", "this server has no archive (ARCHIVE_URL)")
 			return
@@ -30,7 +30,7 @@ func (a *App) archived(what string, h func(w http.ResponseWriter, r *http.Reques
 		case errors.Is(err, wallet.ErrNoGame):
 			fail(w, http.StatusNotFound, "no_such_game", "no game with this id in either tier")
 		case err != nil:
-			a.Log.Error().Err(err).Str("audit", what).Msg("ops: archive read failed")
+			reqLog(r).Error().Err(err).Str("audit", what).Msg("ops: archive read failed")
 			fail(w, http.StatusServiceUnavailable, "unavailable", "the archive did not answer; try again")
 		}
 	})

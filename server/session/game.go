@@ -64,7 +64,7 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 					// games settled before, while the player was away.
 					earlier, last, err := s.settledWins(g.Ticket, g.Index)
 					if err != nil {
-						s.hub.log.Error().Err(err).Str("ticket", g.Ticket).Msg("read a resumed ticket's earlier games")
+						s.log().Error().Err(err).Str("ticket", g.Ticket).Msg("read a resumed ticket's earlier games")
 						return // the game stays open; the player's next connection resumes it
 					}
 					wins, start = earlier, last.Add(s.hub.cfg.ResultHold)
@@ -290,7 +290,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 		if errors.Is(err, wallet.ErrFenced) {
 			s.takenOver()
 		} else {
-			s.hub.log.Error().Err(err).Str("game", g.ID).Msg("settle failed; left for recovery")
+			s.log().Error().Err(err).Str("game", g.ID).Msg("settle failed; left for recovery")
 			s.fail("", protocol.Errf(protocol.CodeInternal, "your game is safe and will be settled; reconnect in a moment"))
 		}
 		return st, err

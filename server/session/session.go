@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/rs/zerolog"
 
 	"keno/engine"
 	"keno/protocol"
@@ -73,6 +74,14 @@ type pendingTicket struct {
 	first  uint64
 
 	unsure bool // a confirmation went unanswered: the bet may have landed
+}
+
+// log is the hub's logger with this connection's id and its player: every
+// line of a session can be found together (made when needed: idle players
+// cost nothing).
+func (s *Session) log() *zerolog.Logger {
+	l := s.hub.log.With().Int("session", s.leaseSlot).Str("player", s.player).Logger()
+	return &l
 }
 
 func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Session {
@@ -203,7 +212,7 @@ func (s *Session) send(m *protocol.Message) bool {
 	b, err := protocol.AppendEncode((*buf)[:0], m)
 	*buf = b
 	if err != nil {
-		s.hub.log.Error().Err(err).Msg("encode message")
+		s.log().Error().Err(err).Msg("encode message")
 		return false
 	}
 	if err := s.conn.Write(context.Background(), websocket.MessageText, b); err != nil {
@@ -310,10 +319,10 @@ func (s *Session) leaseLost() {
 	tok, err := s.hub.store.ClaimIfFree(ctx, s.player, s.hub.cfg.LeaseTTL)
 	if err == nil && tok != "" {
 		s.setFence(tok)
-		s.hub.log.Warn().Str("player", s.player).Msg("lease had lapsed; claimed again")
+		s.log().Warn().Msg("lease had lapsed; claimed again")
 		return
 	}
-	s.hub.log.Warn().Err(err).Str("player", s.player).Msg("lease lost to another owner; closing the session")
+	s.log().Warn().Err(err).Msg("lease lost to another owner; closing the session")
 	s.mu.Lock()
 	s.replaced = true // the lease is not ours: cleanup must not release it
 	s.mu.Unlock()
@@ -395,7 +404,7 @@ func (s *Session) failErr(id string, err error) {
 		s.fail(id, pe)
 	case errors.As(err, &we):
 		if we.Code == "record_damaged" {
-			s.hub.log.Error().Err(err).Str("player", s.player).Msg("a stored record does not match its seal: run keno-server verify")
+			s.log().Error().Err(err).Str("request_id", id).Msg("a stored record does not match its seal: run keno-server verify")
 		}
 		e := walletError(we)
 		if e.Code == protocol.CodeTakenOver {
@@ -405,7 +414,7 @@ func (s *Session) failErr(id string, err error) {
 		s.hub.metrics.Refusals.WithLabelValues(e.Code, e.Reason).Inc()
 		s.fail(id, e)
 	default:
-		s.hub.log.Error().Err(err).Str("player", s.player).Msg("request failed")
+		s.log().Error().Err(err).Str("request_id", id).Msg("request failed")
 		s.fail(id, protocol.Errf(protocol.CodeInternal, "something went wrong on our side; nothing was debited twice — try again"))
 	}
 }
