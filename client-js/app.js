@@ -68,6 +68,7 @@ export function explain(err) {
       return say(key, vars, "warn", { label: "action.limits", run: () => panels.openLimits() });
     case "rate_limited":
     case "disconnected":
+    case "maintenance":
       return say(key, vars, "warn");
     default:
       return say(key, vars, "error");
@@ -603,6 +604,7 @@ async function start(token) {
   on("error", (m) => explain(new KenoError(m.error)));
   on("session_taken_over", () => say("error.session_taken_over", {}, "warn"));
   on("server_shutdown", () => say("error.server_draining", {}, "warn"));
+  on("notice", (m) => say("msg.notice", { text: m.text }, "warn"));
   const w = await c.connect();
   state.player = w.player;
   state.config = { ...state.config, ...w.config };

@@ -102,7 +102,7 @@ export class KenoClient extends EventTarget {
           resolve(w);
         } catch (e) {
           reject(e);
-          if (e.code === "unauthorized" || e.code === "unsupported_version") this.closedByUser = true;
+          if (e.code === "unauthorized" || e.code === "unsupported_version" || e.code === "account_blocked") this.closedByUser = true;
           ws.close();
         }
       };
@@ -170,6 +170,7 @@ export class KenoClient extends EventTarget {
       return;
     }
     if (m.type === "session_taken_over") this.closedByUser = true; // do not fight the other window
+    if (m.type === "error" && m.error?.code === "kicked") this.closedByUser = true; // the operator ended it
     this.dispatchEvent(new CustomEvent("message", { detail: m }));
     this.dispatchEvent(new CustomEvent(m.type, { detail: m }));
   }

@@ -1,4 +1,6 @@
-// The live-ops page: a read-only view fed once a second by /ops/feed (SSE).
+// The live-ops console: figures fed once a second by /ops/feed (SSE), a
+// player lookup with game recall, and — for the operator role — actions on
+// a player, maintenance and broadcast through the ops API.
 // Plots are drawn on canvases here; nothing is fetched from elsewhere.
 import { euros } from "./keno-protocol.js";
 
@@ -25,6 +27,9 @@ function render(s) {
   $("gps-detail").textContent = `${s.games_per_sec.toFixed(1)} on this server`;
   $("stakes").textContent = euros(s.stakes_per_min);
   $("wins").textContent = `wins ${euros(s.wins_per_min)} / min`;
+  $("ggr").textContent = euros(s.stakes_per_min - s.wins_per_min);
+  $("ggr-detail").textContent = "the house's gross gaming revenue, last 60 s";
+  $("maint-state").textContent = s.maintenance ? `MAINTENANCE: “${s.maintenance}”` : "open: tickets accepted";
   // Jackpots make small samples noisy: judge the RTP only on 10 000+ games.
   const inBand = s.rtp_games < 10000 || (s.rtp_observed + s.rtp_half_ci >= s.rtp_theory_min && s.rtp_observed - s.rtp_half_ci <= s.rtp_theory_max);
   $("rtp").textContent = s.rtp_games ? pct(s.rtp_observed) : "—";
@@ -130,7 +135,110 @@ async function login(token) {
 }
 
 async function signedIn() {
-  return (await fetch("/ops/session")).ok;
+  const r = await fetch("/ops/session");
+  if (!r.ok) return false;
+  const { role } = await r.json();
+  $("role").textContent = `role: ${role}`;
+  document.body.classList.toggle("viewer", role !== "operator");
+  return true;
+}
+
+// api calls the ops API with the console's cookie; actions carry the
+// console's header (the server refuses a cookie action without it).
+async function api(method, path, body) {
+  const r = await fetch(path, { method, headers: { "X-Keno-Console": "1", ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined });
+  const text = await r.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!r.ok) throw new Error(data?.message || r.statusText);
+  return data;
+}
+
+const el = (tag, text) => Object.assign(document.createElement(tag), { textContent: text });
+let shown = "";
+
+async function lookup(id) {
+  $("lookup-error").textContent = "";
+  try {
+    const v = await api("GET", `/api/ops/players/${encodeURIComponent(id)}`);
+    shown = v.player;
+    $("player-title").textContent = `Player ${v.player}`;
+    const l = v.limits;
+    const facts = [["balance", euros(v.account.balance)], ["deposited / withdrawn", `${euros(v.account.deposited)} / ${euros(v.account.withdrawn)}`],
+      ["deposit cap", `${euros(l.deposit_cap)} a week (${euros(l.deposited_week)} used)`],
+      ["loss limit", l.loss_limit < 0 ? "none" : `${euros(l.loss_limit)} a day (${euros(Math.max(0, l.lost_today))} lost today)`],
+      ["excluded until", l.excluded_until > Date.now() ? new Date(l.excluded_until).toLocaleString() : "—"],
+      ["blocked", v.blocked ? "yes" : "no"], ["online here", v.online_here ? "yes" : "no"],
+      ["open games", String((v.open_games || []).length)], ["journal", v.journal]];
+    $("player-facts").replaceChildren(...facts.flatMap(([k, val]) => [el("dt", k), el("dd", val)]));
+    $("player-games").replaceChildren(...(v.last_games || []).map((g) => {
+      const tr = document.createElement("tr");
+      for (const val of [new Date(g.created).toLocaleString(), g.outcome.picks.join(" "), euros(g.outcome.stake), g.status === "settled" ? euros(g.win) : "in play"]) tr.append(el("td", val));
+      const b = el("button", "Recall");
+      b.type = "button";
+      b.setAttribute("aria-label", `Recall game ${g.id}`);
+      b.onclick = () => recall(g.id, v.player);
+      const td = document.createElement("td");
+      td.append(b);
+      tr.append(td);
+      return tr;
+    }));
+    $("recall").hidden = true;
+    $("player").hidden = false;
+  } catch (e) {
+    $("player").hidden = true;
+    $("lookup-error").textContent = e.message;
+  }
+}
+
+async function recall(id, player) {
+  try {
+    const r = await api("GET", `/api/ops/games/${encodeURIComponent(id)}?player=${encodeURIComponent(player)}`);
+    const g = r.game;
+    const lines = [`game ${g.id} of ${r.player} — ticket ${g.ticket}, grid ${g.index + 1} of ${g.grids}`,
+      `accepted ${new Date(g.created).toLocaleString()}; ${g.status}${g.settled ? " " + new Date(g.settled).toLocaleString() : ""}`,
+      `picks ${g.outcome.picks.join(" ")}, stake ${euros(g.outcome.stake)}`,
+      `drawn ${g.outcome.numbers.join(" ")}`, `colours ${g.outcome.colors.join(" ")}`,
+      `stop-or-continue draw ${g.outcome.soc_draw.join(" ")}; continue ${g.continue ?? "—"}`,
+      `extra boxes ${g.outcome.boxes.map(euros).join(" ")}; box ${g.box ?? "—"}`, `win ${euros(g.win)}`,
+      `provably fair: commit ${g.fair.commit}, client seed "${g.fair.client_seed}", nonce ${g.fair.nonce}`];
+    $("recall").textContent = lines.join("\n");
+    $("recall").hidden = false;
+    $("recall").focus();
+  } catch (e) {
+    $("lookup-error").textContent = e.message;
+  }
+}
+
+async function act(action, body, confirmText) {
+  if (!shown || !confirm(confirmText)) return;
+  try {
+    await api("POST", `/api/ops/players/${encodeURIComponent(shown)}/${action}`, body);
+    $("action-result").textContent = `${action}: done`;
+    lookup(shown);
+  } catch (e) {
+    $("action-result").textContent = `${action}: ${e.message}`;
+  }
+}
+
+function wireConsole() {
+  $("lookup").addEventListener("submit", (e) => { e.preventDefault(); lookup($("lookup-id").value.trim()); });
+  $("act-kick").onclick = () => act("kick", null, `End ${shown}'s session now?`);
+  $("act-block").onclick = () => act("block", { reason: "operator" }, `Block ${shown}? They cannot log in until unblocked.`);
+  $("act-unblock").onclick = () => act("unblock", null, `Unblock ${shown}?`);
+  $("act-limit").onclick = () => act("limit", { kind: "loss_limit", value: Math.round(+$("act-loss").value * 100) }, `Lower ${shown}'s daily loss limit at once?`);
+  $("act-exclude").onclick = () => act("exclude", { days: +$("act-days").value }, `Exclude ${shown} for ${$("act-days").value} days? It cannot be undone before its end.`);
+  $("maint").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try { await api("POST", "/api/ops/maintenance", { message: $("maint-msg").value }); $("maint-state").textContent = "maintenance starting…"; } catch (err) { $("maint-state").textContent = err.message; }
+  });
+  $("maint-off").onclick = async () => {
+    try { await api("DELETE", "/api/ops/maintenance"); $("maint-state").textContent = "maintenance ending…"; } catch (err) { $("maint-state").textContent = err.message; }
+  };
+  $("broadcast").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try { await api("POST", "/api/ops/broadcast", { message: $("broadcast-msg").value }); $("broadcast-msg").value = ""; } catch (err) { $("maint-state").textContent = err.message; }
+  });
 }
 
 function askToken(message) {
@@ -172,4 +280,5 @@ async function start() {
   else askToken("Enter the ops token (KENO_OPS_TOKEN) to see the live figures.");
 }
 
+wireConsole();
 start();

@@ -68,6 +68,7 @@ const (
 	TError       = "error"
 	TTakenOver   = "session_taken_over"
 	TShutdown    = "server_shutdown"
+	TNotice      = "notice" // a message from the operator to every player (text)
 )
 
 // Grid is one game of a ticket as requested: explicit picks, or a quick
@@ -241,6 +242,9 @@ const (
 	CodeExclusion         = "exclusion_in_force"
 	CodeServerProblem     = "server_problem"
 	CodeDraining          = "server_draining"
+	CodeMaintenance       = "maintenance"     // the operator's maintenance: no new ticket; games in play finish
+	CodeKicked            = "kicked"          // the operator ended the session (kick, block, exclusion)
+	CodeBlocked           = "account_blocked" // hello of a player the operator blocked
 	CodeInternal          = "internal"
 )
 

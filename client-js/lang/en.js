@@ -259,5 +259,9 @@ export default {
   "error.disconnected": "Connection lost — reconnecting; your game is safe and will resume.",
   "error.timeout": "The server does not answer; try again.",
   "error.session_taken_over": "Your session opened in another window.",
+  "error.maintenance": "Maintenance: {message}",
+  "error.kicked": "Session ended by the operator: {message}",
+  "error.account_blocked": "This account is blocked by the operator: contact customer service.",
+  "msg.notice": "Message from the operator: {text}",
   "error.unknown": "Error: {message}",
 };

@@ -260,5 +260,9 @@ export default {
   "error.disconnected": "Connexion perdue — reconnexion ; votre jeu est conservé et reprendra.",
   "error.timeout": "Le serveur ne répond pas ; réessayez.",
   "error.session_taken_over": "Votre session s'est ouverte dans une autre fenêtre.",
+  "error.maintenance": "Maintenance : {message}",
+  "error.kicked": "Session terminée par l'opérateur : {message}",
+  "error.account_blocked": "Ce compte est bloqué par l'opérateur : contactez le service client.",
+  "msg.notice": "Message de l'opérateur : {text}",
   "error.unknown": "Erreur : {message}",
 };

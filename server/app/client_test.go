@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"keno/engine"
+	"keno/protocol"
 )
 
 // The three screens the client is made for.
@@ -570,4 +571,57 @@ func TestBrowserRealityCheck(t *testing.T) {
 	}
 	axeCheck(t, ctx, "reality check")
 	do(t, ctx, "keep playing", click("#reality-go"), until(`!document.getElementById("reality-dialog").open`))
+}
+
+// The operator's console in Chromium: log in, find a player, recall one of
+// their games, start maintenance (a client's ticket is refused with a typed
+// maintenance error; a game in play finishes), and lift it.
+func TestBrowserOpsConsole(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) {
+		c.Session.ColorInterval, c.Session.NumberInterval = 30*time.Millisecond, 80*time.Millisecond
+	})
+	dir := screenshotDir(t)
+	known := ts.player("console-known", 5_000)
+	log, err := known.Play(ctxT(t), []protocol.Grid{grid(100, 4, 8, 15, 16, 23, 40)}, protocol.Strategy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gameID := log.Games[0].Game
+	ctx := openPage(t, 1440, 900)
+	do(t, ctx, "console login", chromedp.Navigate(ts.admin+"/ops.html#token="+ts.app.Cfg.OpsToken),
+		until(`document.getElementById("feed").dataset.state === "open" && document.getElementById("role").textContent === "role: operator"`))
+	do(t, ctx, "find the player", chromedp.SetValue(chromedp.CSS("#lookup-id"), "console-known"), click(`#lookup button[type="submit"]`),
+		until(`!document.getElementById("player").hidden && document.querySelectorAll("#player-games tr").length === 1`))
+	if facts := text(t, ctx, "#player-facts"); !strings.Contains(facts, "intact") || !strings.Contains(facts, engine.Euros(ts.balance("console-known"))) {
+		t.Errorf("the player's facts: %q", facts)
+	}
+	do(t, ctx, "recall", click("#player-games button"), until(`!document.getElementById("recall").hidden`))
+	if got := text(t, ctx, "#recall"); !strings.Contains(got, "game "+gameID) || !strings.Contains(got, "drawn ") {
+		t.Errorf("the recalled game: %q", got)
+	}
+	axeCheck(t, ctx, "console with a player")
+	shot(t, ctx, dir, "ops-console-player")
+
+	// A game in play when maintenance starts.
+	busy := ts.player("console-busy", 5_000)
+	sum, err := busy.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3, 4, 5, 6)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := busy.Request(ctxT(t), &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "start maintenance", click("#maint-on"), until(`document.getElementById("maint-state").textContent.startsWith("MAINTENANCE")`))
+	_, err = known.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 7, 8, 9)}})
+	if errCode(err) != "maintenance" {
+		t.Fatalf("a ticket during maintenance: %v", err)
+	}
+	if done, err := busy.Follow(ctxT(t), protocol.Strategy{}); err != nil || done.Done == nil {
+		t.Fatalf("the game in play did not finish during maintenance: %v", err)
+	}
+	shot(t, ctx, dir, "ops-console-maintenance")
+	do(t, ctx, "end maintenance", click("#maint-off"), until(`document.getElementById("maint-state").textContent.startsWith("open")`))
+	if _, err := known.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 7, 8, 9)}}); err != nil {
+		t.Fatalf("a ticket after maintenance: %v", err)
+	}
 }

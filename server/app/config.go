@@ -30,7 +30,8 @@ type Config struct {
 	Profile      string // PROFILE: human or fast (reveal pace)
 	TokenKey     string // KENO_TOKEN_KEY: verifies player tokens
 	SealKey      string // KENO_SEAL_KEY: seals the journal
-	OpsToken     string // KENO_OPS_TOKEN: protects /ops and the ops API
+	OpsToken     string // KENO_OPS_TOKEN: protects /ops and the ops API (the operator role)
+	ViewerToken  string // KENO_OPS_VIEWER_TOKEN: the viewer role (read only); none: no viewer
 	Grace        time.Duration
 	ServerID     string // SERVER_ID: names this server in logs and ops figures
 	LogPretty    bool
@@ -60,9 +61,10 @@ type Config struct {
 // Dev-mode defaults: fixed, so a restarted dev server still verifies its
 // journals; production refuses to start with them.
 const (
-	devTokenKey = "dev-token-key-not-for-production"
-	devSealKey  = "dev-seal-key-not-for-production!"
-	devOpsToken = "dev-ops-token"
+	devTokenKey    = "dev-token-key-not-for-production"
+	devSealKey     = "dev-seal-key-not-for-production!"
+	devOpsToken    = "dev-ops-token"
+	devViewerToken = "dev-viewer-token"
 )
 
 // ParseConfig reads flags (args) over environment variables over defaults.
@@ -99,6 +101,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Profile, "profile", env("PROFILE", "human"), "reveal pace: human or fast (PROFILE)")
 	fs.StringVar(&c.TokenKey, "token-key", env("KENO_TOKEN_KEY", ""), "HMAC key for player tokens, at least 32 bytes in production (KENO_TOKEN_KEY)")
 	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
+	fs.StringVar(&c.ViewerToken, "ops-viewer-token", env("KENO_OPS_VIEWER_TOKEN", ""), "token of the console's viewer role (read only), at least 32 bytes in production (KENO_OPS_VIEWER_TOKEN; dev default dev-viewer-token)")
 	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
 	fs.StringVar(&c.ArchiveURL, "archive", env("ARCHIVE_URL", ""), "PostgreSQL archive, postgres://user@host:port/db (ARCHIVE_URL); required in production; empty in dev: everything stays in Redis")
@@ -212,6 +215,7 @@ func ParseConfig(args []string) (Config, error) {
 		c.TokenKey = or(c.TokenKey, devTokenKey)
 		c.SealKey = or(c.SealKey, devSealKey)
 		c.OpsToken = or(c.OpsToken, devOpsToken)
+		c.ViewerToken = or(c.ViewerToken, devViewerToken)
 	case "production":
 		if err := productionKeys(c); err != nil {
 			return c, err
@@ -257,6 +261,13 @@ func productionKeys(c Config) error {
 	}
 	if c.TokenKey == c.SealKey || c.TokenKey == c.OpsToken || c.SealKey == c.OpsToken {
 		return errors.New("KENO_TOKEN_KEY, KENO_SEAL_KEY and KENO_OPS_TOKEN must be three different secrets")
+	}
+	switch v := c.ViewerToken; {
+	case v == "":
+	case v == devViewerToken || len(v) < productionKeyMin:
+		return fmt.Errorf("KENO_OPS_VIEWER_TOKEN must be a secret of its own of at least %d bytes in production", productionKeyMin)
+	case v == c.OpsToken || v == c.TokenKey || v == c.SealKey:
+		return errors.New("KENO_OPS_VIEWER_TOKEN must differ from the other secrets")
 	}
 	return nil
 }

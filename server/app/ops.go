@@ -50,6 +50,8 @@ type Snapshot struct {
 
 	BigWins []session.BigWin `json:"big_wins"`
 	Redis   RedisState       `json:"redis"`
+
+	Maintenance string `json:"maintenance,omitempty"` // the message while in maintenance
 }
 
 // RedisState is the health of Redis as seen from this server.
@@ -182,6 +184,7 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		}
 	}
 	s.Redis = f.redisState(ctx)
+	s.Maintenance = f.a.Hub.Maintenance()
 	return s
 }
 

@@ -156,7 +156,7 @@ func TestOpsSessionCookie(t *testing.T) {
 			cookie = c
 		}
 	}
-	if resp.StatusCode != 204 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+	if resp.StatusCode != 200 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
 		t.Fatalf("login: %d %+v", resp.StatusCode, cookie)
 	}
 	if code := get("/ops/feed", cookie); code != 200 {
@@ -172,6 +172,52 @@ func TestOpsSessionCookie(t *testing.T) {
 	req.AddCookie(cookie)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("cashier with the cookie: %v %v", resp, err)
+	}
+	// An action by cookie needs the console's header (no cross-site form).
+	act := func(c *http.Cookie, header bool) int {
+		req, _ := http.NewRequest("POST", ts.admin+"/api/ops/players/ann/kick", nil)
+		req.AddCookie(c)
+		if header {
+			req.Header.Set("X-Keno-Console", "1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := act(cookie, false); code != 401 {
+		t.Errorf("an action by cookie without the console's header: %d", code)
+	}
+	if code := act(cookie, true); code != 204 {
+		t.Errorf("the operator's kick: %d", code)
+	}
+	// The viewer reads, and may not act.
+	req, _ = http.NewRequest("POST", ts.admin+"/api/ops/login", nil)
+	req.Header.Set("Authorization", "Bearer "+ts.app.Cfg.ViewerToken)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("viewer login: %v %v", resp, err)
+	}
+	var viewer *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "keno_ops" {
+			viewer = c
+		}
+	}
+	resp.Body.Close()
+	if code := get("/ops/feed", viewer); code != 200 {
+		t.Errorf("the viewer's feed: %d", code)
+	}
+	if code := act(viewer, true); code != 403 {
+		t.Errorf("the viewer's kick: %d", code)
+	}
+	// A viewer cookie edited to say operator is refused.
+	forged = *viewer
+	forged.Value = strings.Replace(viewer.Value, ".viewer.", ".operator.", 1)
+	if code := act(&forged, true); code != 401 {
+		t.Errorf("a viewer cookie turned operator: %d", code)
 	}
 }
 

@@ -25,6 +25,9 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 	if s.hub.Draining() {
 		return errDraining
 	}
+	if err := s.hub.errMaintenance(); err != nil {
+		return err
+	}
 	grids := make([]gridSpec, len(req.Grids))
 	for i, g := range req.Grids {
 		if !s.hub.table.ValidStake(g.Stake) {
@@ -151,6 +154,9 @@ func (s *Session) reseed() {
 func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if s.hub.Draining() {
 		return errDraining
+	}
+	if err := s.hub.errMaintenance(); err != nil {
+		return err
 	}
 	start := time.Now()
 	s.mu.Lock()

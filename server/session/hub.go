@@ -88,15 +88,16 @@ type Hub struct {
 	log     zerolog.Logger
 	Events  *Events // live feed for the ops page
 
-	mu       sync.Mutex
-	sessions map[string]*Session   // by player, once authenticated
-	conns    map[*Session]struct{} // every open connection, for the reaper
-	closing  bool                  // Shutdown has begun: no new connection
-	noTicket atomic.Bool           // no new ticket: the server is going away
-	wg       sync.WaitGroup        // running sessions
-	connSeq  atomic.Int64          // numbers connections, to spread lease renewals
-	settledQ chan wallet.DueGame   // settled games to drop from the recovery index
-	warm     *warmPool             // runs requests and games (warm.go)
+	mu          sync.Mutex
+	sessions    map[string]*Session    // by player, once authenticated
+	conns       map[*Session]struct{}  // every open connection, for the reaper
+	closing     bool                   // Shutdown has begun: no new connection
+	noTicket    atomic.Bool            // no new ticket: the server is going away
+	maintenance atomic.Pointer[string] // the operator's maintenance message (control.go)
+	wg          sync.WaitGroup         // running sessions
+	connSeq     atomic.Int64           // numbers connections, to spread lease renewals
+	settledQ    chan wallet.DueGame    // settled games to drop from the recovery index
+	warm        *warmPool              // runs requests and games (warm.go)
 }
 
 // NewHub assembles a hub.

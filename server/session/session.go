@@ -485,6 +485,14 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		s.conn.Close(websocket.StatusPolicyViolation, "unsupported protocol version")
 		return nil
 	}
+	if blocked, err := s.hub.store.Blocked(ctx, player); err != nil {
+		return err
+	} else if blocked {
+		s.hub.metrics.Connects.WithLabelValues("blocked").Inc()
+		s.fail(req.ID, protocol.Errf(protocol.CodeBlocked, "this account is blocked by the operator: contact customer service"))
+		s.conn.Close(websocket.StatusCode(4003), "account blocked")
+		return nil
+	}
 	if ok, retry, err := s.hub.limiter.Allow(ctx, ratelimit.ConnectPlayer(player), s.hub.limiter.Rules.ConnectsPerPID); err == nil && !ok {
 		s.hub.metrics.Connects.WithLabelValues("rate_limited").Inc()
 		e := protocol.Errf(protocol.CodeRateLimited, "too many connections for this player: wait a moment")

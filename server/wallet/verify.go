@@ -77,6 +77,24 @@ func (s *Store) Verify(ctx context.Context) (checked int, damaged []JournalRepor
 	return checked, damaged, nil
 }
 
+// VerifyPlayer checks one player as Verify does (the console's journal
+// status).
+func (s *Store) VerifyPlayer(ctx context.Context, player string) (JournalReport, error) {
+	if !ValidPlayer(player) {
+		return JournalReport{}, ErrBadPlayer
+	}
+	var stored []string
+	prefix := keysOf(player).game("")
+	err := scanKeys(ctx, s.rdb, prefix+"*", func(_ *redis.Client, key string) error {
+		stored = append(stored, strings.TrimPrefix(key, prefix))
+		return nil
+	})
+	if err != nil {
+		return JournalReport{}, err
+	}
+	return s.verifyPlayer(ctx, player, stored)
+}
+
 // sealedGame is a game as the journal tells it.
 type sealedGame struct {
 	rec     string

@@ -575,3 +575,22 @@ func (s *Store) parseLimits(now time.Time, m map[string]string, lostToday int64,
 	}
 	return out
 }
+
+// Blocked reports whether the operator blocked the player (no login, no
+// play, until unblocked).
+func (s *Store) Blocked(ctx context.Context, player string) (bool, error) {
+	n, err := s.rdb.HExists(ctx, keysOf(player).limits(), "blocked").Result()
+	return n, err
+}
+
+// SetBlocked blocks (with the operator's reason) or unblocks a player.
+func (s *Store) SetBlocked(ctx context.Context, player, reason string, on bool) error {
+	if !ValidPlayer(player) {
+		return ErrBadPlayer
+	}
+	k := keysOf(player).limits()
+	if !on {
+		return s.rdb.HDel(ctx, k, "blocked").Err()
+	}
+	return s.durably(ctx, k, func(p redis.Pipeliner) { p.HSet(ctx, k, "blocked", reason) })
+}

@@ -1,0 +1,160 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
+
+	"keno/protocol"
+)
+
+// Live operations, cluster-wide: maintenance (no new ticket anywhere;
+// games in play finish), a message to every connected player, and
+// ending a player's sessions (kick, block, exclusion). The state lives in
+// Redis (MaintenanceKey); changes are published on ControlChannel so every
+// server applies them at once, and each server also re-reads the key every
+// few seconds, so a missed message or a restart cannot leave it behind.
+
+const (
+	MaintenanceKey = "keno:maintenance" // the message shown while in maintenance; absent: open
+	ControlChannel = "keno:control"
+)
+
+// control is one published order.
+type control struct {
+	Kind   string `json:"kind"` // maintenance, broadcast, kick
+	Text   string `json:"text,omitempty"`
+	Player string `json:"player,omitempty"`
+	Reason string `json:"reason,omitempty"` // kick: kicked, blocked, excluded
+}
+
+// SetMaintenance starts (text != "") or ends maintenance cluster-wide.
+func (h *Hub) SetMaintenance(ctx context.Context, text string) error {
+	rdb := h.store.Redis()
+	var err error
+	if text == "" {
+		err = rdb.Del(ctx, MaintenanceKey).Err()
+	} else {
+		err = rdb.Set(ctx, MaintenanceKey, text, 0).Err()
+	}
+	if err != nil {
+		return err
+	}
+	return h.publish(ctx, control{Kind: "maintenance", Text: text})
+}
+
+// Maintenance is the message of the maintenance in force ("" if none).
+func (h *Hub) Maintenance() string {
+	if p := h.maintenance.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Broadcast shows text to every connected player, on every server.
+func (h *Hub) Broadcast(ctx context.Context, text string) error {
+	return h.publish(ctx, control{Kind: "broadcast", Text: text})
+}
+
+// Kick ends player's sessions on every server, saying why (kicked,
+// blocked, excluded). Games in play stay safe: they resume or settle.
+func (h *Hub) Kick(ctx context.Context, player, reason string) error {
+	return h.publish(ctx, control{Kind: "kick", Player: player, Reason: reason})
+}
+
+func (h *Hub) publish(ctx context.Context, c control) error {
+	b, _ := json.Marshal(c)
+	return h.store.Redis().Publish(ctx, ControlChannel, b).Err()
+}
+
+// WatchControls applies the published orders until ctx ends.
+func (h *Hub) WatchControls(ctx context.Context) {
+	rdb := h.store.Redis()
+	sub := rdb.Subscribe(ctx, ControlChannel)
+	defer sub.Close()
+	ch := sub.Channel(redis.WithChannelSize(256))
+	refresh := time.NewTicker(3 * time.Second)
+	defer refresh.Stop()
+	h.readMaintenance(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-refresh.C:
+			h.readMaintenance(ctx)
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			var c control
+			if json.Unmarshal([]byte(m.Payload), &c) != nil {
+				continue
+			}
+			h.apply(c)
+		}
+	}
+}
+
+func (h *Hub) readMaintenance(ctx context.Context) {
+	v, err := h.store.Redis().Get(ctx, MaintenanceKey).Result()
+	switch {
+	case err == redis.Nil:
+		h.maintenance.Store(nil)
+	case err == nil:
+		h.maintenance.Store(&v)
+	}
+}
+
+func (h *Hub) apply(c control) {
+	switch c.Kind {
+	case "maintenance":
+		if c.Text == "" {
+			h.maintenance.Store(nil)
+		} else {
+			text := c.Text
+			h.maintenance.Store(&text)
+		}
+	case "broadcast":
+		h.mu.Lock()
+		all := make([]*Session, 0, len(h.sessions))
+		for _, s := range h.sessions {
+			all = append(all, s)
+		}
+		h.mu.Unlock()
+		for _, s := range all {
+			s.send(&protocol.Message{Type: protocol.TNotice, Text: c.Text})
+		}
+	case "kick":
+		h.mu.Lock()
+		s := h.sessions[c.Player]
+		h.mu.Unlock()
+		if s != nil {
+			text := map[string]string{
+				"blocked":  "Your account is blocked by the operator: contact customer service.",
+				"excluded": "You are excluded from play at your request or the operator's.",
+			}[c.Reason]
+			if text == "" {
+				text = "The operator ended this session."
+			}
+			s.end(protocol.Fail("", protocol.Errf(protocol.CodeKicked, "%s", text)), websocket.StatusCode(4003), "ended by the operator")
+		}
+	}
+}
+
+// Connected reports whether player has a session on this server.
+func (h *Hub) Connected(player string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[player] != nil
+}
+
+// errMaintenance refuses a new ticket during maintenance.
+func (h *Hub) errMaintenance() error {
+	if text := h.Maintenance(); text != "" {
+		return protocol.Errf(protocol.CodeMaintenance, "%s", text)
+	}
+	return nil
+}
