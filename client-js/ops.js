@@ -6,7 +6,7 @@ import { euros } from "./keno-protocol.js";
 
 const $ = (id) => document.getElementById(id);
 const series = { gps: [], online: [], rtp: [], lo: [], hi: [], reveal: [], accept: [] };
-const KEEP = 300; // five minutes of one-second points
+const KEEP = 3600; // an hour of one-second points (the server keeps it too: a reload loses nothing)
 let last = null;
 
 function push(name, v) {
@@ -45,6 +45,17 @@ function render(s) {
   $("errors-detail").textContent = `Redis errors ${s.redis_errors_per_sec.toFixed(2)} / s`;
   $("errors").parentElement.classList.toggle("alert", s.redis_errors_per_sec > 0);
   $("open").textContent = s.open_games;
+  $("soc").textContent = pct(s.soc_offer_rate);
+  $("soc-detail").textContent = `offered per game; ${pct(s.soc_continue_rate)} of offers continued`;
+  $("extra").textContent = pct(s.extra_rate);
+  const codes = [...Object.entries(s.errors_by_code || {}).map(([k, v]) => [`error ${k}`, v]),
+    ...Object.entries(s.refusals_by_reason || {}).map(([k, v]) => [`refused ${k}`, v])];
+  $("codes").replaceChildren(...(codes.length ? codes : [["none", ""]]).flatMap(([k, v]) => {
+    const dt = document.createElement("dt"), dd = document.createElement("dd");
+    dt.textContent = k;
+    dd.textContent = v;
+    return [dt, dd];
+  }));
 
   $("bigwins").replaceChildren(...(s.big_wins || []).map((w) => {
     const tr = document.createElement("tr");
@@ -57,7 +68,7 @@ function render(s) {
   }));
   const r = s.redis;
   const rows = r.ok
-    ? [["state", "ok"], ["ping", ms(r.ping_ms)], ["nodes", r.nodes], ["memory", r.used_memory], ["ops/s", r.ops_per_sec], ["clients", r.clients]]
+    ? [["state", "ok"], ["kind", r.kind], ["ping", ms(r.ping_ms)], ["nodes", r.nodes], ["memory", r.used_memory], ["ops/s", r.ops_per_sec], ["clients", r.clients]]
     : [["state", "DOWN"], ["error", r.error]];
   $("redis").replaceChildren(...rows.flatMap(([k, v]) => {
     const dt = document.createElement("dt");
@@ -258,6 +269,18 @@ function connect() {
     $("feed").textContent = "reconnecting…";
     if (!(await signedIn().catch(() => true))) { es.close(); askToken("Your session has ended: enter the ops token again."); }
   };
+  es.addEventListener("history", (e) => {
+    for (const k of Object.keys(series)) series[k] = [];
+    for (const [, online, gps, rtp, lo, hi, reveal, accept] of JSON.parse(e.data) || []) {
+      push("gps", gps);
+      push("online", online);
+      push("rtp", rtp || NaN);
+      push("lo", rtp ? lo : NaN);
+      push("hi", rtp ? hi : NaN);
+      push("reveal", reveal);
+      push("accept", accept);
+    }
+  });
   es.onmessage = (e) => {
     const s = JSON.parse(e.data);
     if (s.at) render(s);

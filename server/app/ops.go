@@ -52,11 +52,21 @@ type Snapshot struct {
 	Redis   RedisState       `json:"redis"`
 
 	Maintenance string `json:"maintenance,omitempty"` // the message while in maintenance
+
+	// Since this server started: Stop-or-Continue offered per game, taken
+	// per offer, Extra played per game; and, over the last minute, the
+	// errors sent by code and the refusals by code/reason.
+	SoCOfferRate     float64          `json:"soc_offer_rate"`
+	SoCContinueRate  float64          `json:"soc_continue_rate"`
+	ExtraRate        float64          `json:"extra_rate"`
+	ErrorsByCode     map[string]int64 `json:"errors_by_code,omitempty"`
+	RefusalsByReason map[string]int64 `json:"refusals_by_reason,omitempty"`
 }
 
 // RedisState is the health of Redis as seen from this server.
 type RedisState struct {
 	OK        bool    `json:"ok"`
+	Kind      string  `json:"kind"` // redis-server, Redis Cluster, or embedded
 	PingMS    float64 `json:"ping_ms"`
 	Nodes     int     `json:"nodes"`
 	UsedMem   string  `json:"used_memory"`
@@ -72,14 +82,17 @@ type OpsFeed struct {
 	mu      sync.Mutex
 	last    Snapshot
 	subs    map[chan []byte]struct{}
+	hour    []point  // the charts' last hour, one point a second, kept here so a reload loses nothing
 	history []sample // one a second, newest last, 61 kept
 }
 
 type sample struct {
-	at                  time.Time
-	games, stakes, wins float64
-	errors, redisErrors float64
-	reveal, accept      []bucket
+	at                        time.Time
+	games, stakes, wins       float64
+	errors, redisErrors       float64
+	socOffered, socCont, xtra float64
+	errorsBy, refusalsBy      map[string]float64 // by code, by code/reason
+	reveal, accept            []bucket
 }
 
 type bucket struct {
@@ -106,6 +119,10 @@ func (f *OpsFeed) run(ctx context.Context) {
 		b, _ := json.Marshal(snap)
 		f.mu.Lock()
 		f.last = snap
+		f.hour = append(f.hour, pointOf(snap))
+		if len(f.hour) > 3600 {
+			f.hour = f.hour[len(f.hour)-3600:]
+		}
 		for ch := range f.subs {
 			select {
 			case ch <- b:
@@ -114,6 +131,15 @@ func (f *OpsFeed) run(ctx context.Context) {
 		}
 		f.mu.Unlock()
 	})
+}
+
+// point is one second of the charts: [unix ms, players online, games/s,
+// RTP observed, its band's low and high, reveal p99, accept p99].
+type point [8]float64
+
+func pointOf(s Snapshot) point {
+	return point{float64(s.At), float64(s.OnlineCluster), s.GamesPerSecCl, s.RTPObserved, s.RTPObserved - s.RTPHalfCI,
+		s.RTPObserved + s.RTPHalfCI, s.RevealP99, s.AcceptP99}
 }
 
 // Last returns the latest snapshot.
@@ -143,6 +169,13 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		s.WinsPerMin = int64(cur.wins - first.wins)
 		s.RevealP50, s.RevealP99 = quantileMS(first.reveal, cur.reveal, 0.5), quantileMS(first.reveal, cur.reveal, 0.99)
 		s.AcceptP50, s.AcceptP99 = quantileMS(first.accept, cur.accept, 0.5), quantileMS(first.accept, cur.accept, 0.99)
+		s.ErrorsByCode, s.RefusalsByReason = minute(first.errorsBy, cur.errorsBy), minute(first.refusalsBy, cur.refusalsBy)
+	}
+	if cur.games > 0 {
+		s.SoCOfferRate, s.ExtraRate = cur.socOffered/cur.games, cur.xtra/cur.games
+	}
+	if cur.socOffered > 0 {
+		s.SoCContinueRate = cur.socCont / cur.socOffered
 	}
 	rtp := a.Hub.Events.RTP()
 	if rtp.N > 1 {
@@ -158,6 +191,9 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	pipe.HSet(ctx, serversKey, a.Cfg.ServerID, hb)
 	all := pipe.HGetAll(ctx, serversKey)
 	open := pipe.ZCard(ctx, "keno:open")
+	// Abandoned games whose grace ended over a minute ago and that no
+	// sweeper has settled yet: the recovery backlog.
+	backlog := pipe.ZCount(ctx, "keno:open", "-inf", strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10))
 	wins := pipe.LRange(ctx, session.BigWinsKey, 0, 9)
 	pipe.Exec(ctx)
 	var stakesCl, winsCl float64
@@ -177,6 +213,7 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		s.RTPCluster = winsCl / stakesCl
 	}
 	s.OpenGames = open.Val()
+	a.Metrics.RecoveryBacklog.Set(float64(backlog.Val()))
 	for _, w := range wins.Val() {
 		var bw session.BigWin
 		if json.Unmarshal([]byte(w), &bw) == nil {
@@ -205,12 +242,48 @@ func (f *OpsFeed) gather(now time.Time) sample {
 			out.wins = sumCounters(mf)
 		case "keno_errors_total":
 			out.errors = sumCounters(mf)
+			out.errorsBy = byLabels(mf)
+		case "keno_refusals_total":
+			out.refusalsBy = byLabels(mf)
+		case "keno_soc_offered_total":
+			out.socOffered = sumCounters(mf)
+		case "keno_soc_continued_total":
+			out.socCont = sumCounters(mf)
+		case "keno_extra_played_total":
+			out.xtra = sumCounters(mf)
 		case "keno_redis_errors_total":
 			out.redisErrors = sumCounters(mf)
 		case "keno_reveal_lateness_seconds":
 			out.reveal = buckets(mf)
 		case "keno_confirm_accept_seconds":
 			out.accept = buckets(mf)
+		}
+	}
+	return out
+}
+
+// byLabels sums a counter family by its label values ("code" or
+// "code/reason").
+func byLabels(mf *dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range mf.GetMetric() {
+		var k []string
+		for _, l := range m.GetLabel() {
+			if l.GetValue() != "" {
+				k = append(k, l.GetValue())
+			}
+		}
+		out[strings.Join(k, "/")] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// minute is what each key of a counter map added over the window.
+func minute(first, cur map[string]float64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range cur {
+		if d := int64(v - first[k]); d > 0 {
+			out[k] = d
 		}
 	}
 	return out
@@ -295,6 +368,16 @@ func (f *OpsFeed) redisState(ctx context.Context) RedisState {
 		return st
 	}
 	st.OK, st.PingMS = true, float64(time.Since(t0).Microseconds())/1000
+	if f.a.embedded != nil {
+		// miniredis has no INFO: say what it is rather than show blanks.
+		st.Nodes, st.UsedMem, st.Kind = 1, "in this process", "embedded (dev only: lost at exit)"
+		st.Clients = int64(f.a.embedded.CurrentConnectionCount())
+		return st
+	}
+	st.Kind = "redis-server"
+	if _, ok := f.a.Redis.(*redis.ClusterClient); ok {
+		st.Kind = "Redis Cluster"
+	}
 	var (
 		mu           sync.Mutex
 		used, maxMem float64
@@ -352,7 +435,9 @@ func (f *OpsFeed) serveSSE(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.subs[ch] = struct{}{}
 	first, _ := json.Marshal(f.last)
+	hour, _ := json.Marshal(f.hour)
 	f.mu.Unlock()
+	fmt.Fprintf(w, "event: history\ndata: %s\n\n", hour) // the charts' last hour first
 	defer func() {
 		f.mu.Lock()
 		delete(f.subs, ch)

@@ -43,6 +43,8 @@ type Metrics struct {
 	BigWins        prometheus.Counter
 	RTPObserved    prometheus.GaugeFunc // wins / stakes since this server started
 
+	RecoveryBacklog prometheus.Gauge // abandoned games due over a minute ago, not yet settled (cluster-wide)
+
 	// The archiver (PostgreSQL), on the server holding its lease.
 	ArchiveLag      prometheus.Gauge
 	ArchiveBacklog  prometheus.Gauge
@@ -82,6 +84,7 @@ func New() *Metrics {
 		RedisMaxMem:    f.gauge("keno_redis_maxmemory_bytes", "Redis maxmemory summed over the masters (0: none set)."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
 
+		RecoveryBacklog: f.gauge("keno_recovery_backlog_games", "Abandoned games whose grace period ended over a minute ago and that no server has settled yet (cluster-wide)."),
 		ArchiveLag:      f.gauge("keno_archive_lag_seconds", "How long since everything older than the hot window was last archived (0: caught up)."),
 		ArchiveBacklog:  f.gauge("keno_archive_backlog_entries", "Journal entries due for the archive that the last pass could not move."),
 		ArchiveMoved:    f.counterVec("keno_archive_moved_total", "Rows moved from Redis to the archive, by kind (entries, games, ledger).", "kind"),
