@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -87,15 +85,8 @@ func waitArchived(t *testing.T, ts *testServer, player string) {
 
 func opsGet(t *testing.T, ts *testServer, path string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", ts.admin+path, nil)
-	req.Header.Set("Authorization", "Bearer "+ts.app.Cfg.OpsToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
+	code, body := opsDo(t, ts, "GET", path, "")
+	return code, []byte(body)
 }
 
 // Games move to PostgreSQL once older than the hot window; the player sees

@@ -173,24 +173,32 @@ func (a *App) lowerLimit(ctx context.Context, p, kind string, value int64) error
 	return err
 }
 
+// message reads {"message": …}: what players are told, 1 to 300 characters.
+func message(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var body struct {
+		Message string `json:"message"`
+	}
+	if !decode(w, r, &body) {
+		return "", false
+	}
+	if m := strings.TrimSpace(body.Message); m != "" && len(m) <= 300 {
+		return m, true
+	}
+	fail(w, http.StatusBadRequest, "bad_request", "message: what players are told, 1 to 300 characters")
+	return "", false
+}
+
 // GET, POST, DELETE /api/ops/maintenance
 func (a *App) opsMaintenance(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch r.Method {
 	case http.MethodPost:
-		var body struct {
-			Message string `json:"message"`
-		}
-		if !decode(w, r, &body) {
+		msg, ok := message(w, r)
+		if !ok {
 			return
 		}
-		body.Message = strings.TrimSpace(body.Message)
-		if body.Message == "" || len(body.Message) > 300 {
-			fail(w, http.StatusBadRequest, "bad_request", "message: what players are told, 1 to 300 characters")
-			return
-		}
-		err = a.Hub.SetMaintenance(r.Context(), body.Message)
-		audit(r, "maintenance_on", err).Str("message", body.Message).Msg("ops: maintenance")
+		err = a.Hub.SetMaintenance(r.Context(), msg)
+		audit(r, "maintenance_on", err).Str("message", msg).Msg("ops: maintenance")
 	case http.MethodDelete:
 		err = a.Hub.SetMaintenance(r.Context(), "")
 		audit(r, "maintenance_off", err).Msg("ops: maintenance")
@@ -205,19 +213,12 @@ func (a *App) opsMaintenance(w http.ResponseWriter, r *http.Request) {
 
 // POST /api/ops/broadcast
 func (a *App) opsBroadcast(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Message string `json:"message"`
-	}
-	if !decode(w, r, &body) {
+	msg, ok := message(w, r)
+	if !ok {
 		return
 	}
-	body.Message = strings.TrimSpace(body.Message)
-	if body.Message == "" || len(body.Message) > 300 {
-		fail(w, http.StatusBadRequest, "bad_request", "message: 1 to 300 characters")
-		return
-	}
-	err := a.Hub.Broadcast(r.Context(), body.Message)
-	audit(r, "broadcast", err).Str("message", body.Message).Msg("ops: broadcast")
+	err := a.Hub.Broadcast(r.Context(), msg)
+	audit(r, "broadcast", err).Str("message", msg).Msg("ops: broadcast")
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "unavailable", "the message could not be sent; try again")
 		return
