@@ -28,7 +28,7 @@ function render(s) {
   $("stakes").textContent = euros(s.stakes_per_min);
   $("wins").textContent = `wins ${euros(s.wins_per_min)} / min`;
   $("ggr").textContent = euros(s.stakes_per_min - s.wins_per_min);
-  $("ggr-detail").textContent = "the house's gross gaming revenue, last 60 s";
+  $("ggr-detail").textContent = `last hour ${euros(s.ggr_hour)}, last 24 h ${euros(s.ggr_day)} (cluster, since this server watches)`;
   $("maint-state").textContent = s.maintenance ? `MAINTENANCE: “${s.maintenance}”` : "open: tickets accepted";
   // Jackpots make small samples noisy: judge the RTP only on 10 000+ games.
   const inBand = s.rtp_games < 10000 || (s.rtp_observed + s.rtp_half_ci >= s.rtp_theory_min && s.rtp_observed - s.rtp_half_ci <= s.rtp_theory_max);

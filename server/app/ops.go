@@ -53,6 +53,11 @@ type Snapshot struct {
 
 	Maintenance string `json:"maintenance,omitempty"` // the message while in maintenance
 
+	// GGR (stakes − wins, cents) of the whole cluster over the last hour
+	// and the last 24 hours this server has watched.
+	GGRHour int64 `json:"ggr_hour"`
+	GGRDay  int64 `json:"ggr_day"`
+
 	// Since this server started: Stop-or-Continue offered per game, taken
 	// per offer, Extra played per game; and, over the last minute, the
 	// errors sent by code and the refusals by code/reason.
@@ -82,8 +87,9 @@ type OpsFeed struct {
 	mu      sync.Mutex
 	last    Snapshot
 	subs    map[chan []byte]struct{}
-	hour    []point  // the charts' last hour, one point a second, kept here so a reload loses nothing
-	history []sample // one a second, newest last, 61 kept
+	hour    []point   // the charts' last hour, one point a second, kept here so a reload loses nothing
+	history []sample  // one a second, newest last, 61 kept
+	ggr     ggrWindow // the cluster's GGR per minute over a day
 }
 
 type sample struct {
@@ -131,6 +137,49 @@ func (f *OpsFeed) run(ctx context.Context) {
 		}
 		f.mu.Unlock()
 	})
+}
+
+// ggrWindow sums the cluster's stakes and wins per minute over a day,
+// from each server's running totals (a server that restarts starts again
+// from zero: its next total is taken whole).
+type ggrWindow struct {
+	last    map[string][2]float64 // server → its last totals seen
+	minutes [1440][3]int64        // minute of the day → [unix minute, stakes, wins]
+}
+
+func (g *ggrWindow) add(server string, stakes, wins float64) {
+	if g.last == nil {
+		g.last = map[string][2]float64{}
+	}
+	prev, seen := g.last[server]
+	g.last[server] = [2]float64{stakes, wins}
+	if !seen {
+		return // its totals so far belong to before we watched
+	}
+	ds, dw := stakes-prev[0], wins-prev[1]
+	if ds < 0 || dw < 0 { // restarted
+		ds, dw = stakes, wins
+	}
+	m := time.Now().Unix() / 60
+	b := &g.minutes[m%1440]
+	if b[0] != m {
+		*b = [3]int64{m, 0, 0}
+	}
+	b[1] += int64(ds)
+	b[2] += int64(dw)
+}
+
+func (g *ggrWindow) sums(now time.Time) (hour, day int64) {
+	m := now.Unix() / 60
+	for _, b := range g.minutes {
+		if age := m - b[0]; b[0] > 0 && age < 1440 {
+			day += b[1] - b[2]
+			if age < 60 {
+				hour += b[1] - b[2]
+			}
+		}
+	}
+	return hour, day
 }
 
 // point is one second of the charts: [unix ms, players online, games/s,
@@ -208,7 +257,9 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		s.GamesPerSecCl += h.GPS
 		stakesCl += h.Stakes
 		winsCl += h.Win
+		f.ggr.add(id, h.Stakes, h.Win)
 	}
+	s.GGRHour, s.GGRDay = f.ggr.sums(now)
 	if stakesCl > 0 {
 		s.RTPCluster = winsCl / stakesCl
 	}

@@ -303,3 +303,19 @@ func (s *safeBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *safeBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// The console's GGR window adds each server's progress, whatever restarts.
+func TestGGRWindow(t *testing.T) {
+	var g ggrWindow
+	g.add("a", 5_000, 4_000) // totals from before: not this window's
+	g.add("b", 0, 0)
+	g.add("a", 6_000, 4_600) // +1 000 −600
+	g.add("b", 300, 100)     // +300 −100
+	g.add("a", 200, 50)      // a restarted: +200 −50
+	if h, d := g.sums(time.Now()); h != 400+200+150 || d != h {
+		t.Fatalf("GGR hour %d, day %d", h, d)
+	}
+	if h, _ := g.sums(time.Now().Add(2 * time.Hour)); h != 0 {
+		t.Errorf("GGR of an hour two hours on: %d", h)
+	}
+}
