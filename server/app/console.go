@@ -133,7 +133,7 @@ func (a *App) opsPlayerAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		until := time.Now().Add(time.Duration(body.Days) * 24 * time.Hour).UnixMilli()
-		if _, _, err = a.Store.SetLimit(ctx, p, "excluded_until", until); err == nil {
+		if _, _, err = a.Store.SetLimitBy(ctx, p, "excluded_until", until, "operator"); err == nil {
 			err = a.Hub.Kick(ctx, p, "excluded")
 		}
 	default:
@@ -169,7 +169,7 @@ func (a *App) lowerLimit(ctx context.Context, p, kind string, value int64) error
 	if old >= 0 && value >= old {
 		return errNotLower
 	}
-	_, _, err = a.Store.SetLimit(ctx, p, kind, value)
+	_, _, err = a.Store.SetLimitBy(ctx, p, kind, value, "operator")
 	return err
 }
 

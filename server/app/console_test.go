@@ -118,6 +118,19 @@ func TestOperatorPlayerActions(t *testing.T) {
 	if code, _ := opsDo(t, ts, "POST", "/api/ops/players/watched/exclude", `{"days":7}`); code != 204 {
 		t.Fatal("exclude")
 	}
+	entries, _ := ts.app.Store.Journal(context.Background(), "watched")
+	var sealedActions int
+	for _, e := range entries {
+		if strings.Contains(e.Data, `"kind":"limit"`) && strings.Contains(e.Data, `"by":"operator"`) {
+			sealedActions++
+		}
+	}
+	if sealedActions != 2 { // the loss limit and the exclusion; the refused raise left nothing
+		t.Errorf("%d operator limit changes sealed in the journal, want 2", sealedActions)
+	}
+	if _, damaged, err := ts.app.Store.Verify(context.Background()); err != nil || len(damaged) != 0 {
+		t.Errorf("verify after the actions: %+v %v", damaged, err)
+	}
 	_, lim, _ := ts.app.Store.Standing(context.Background(), "watched")
 	if lim.LossLimit != 2000 || lim.ExcludedUntil < time.Now().Add(6*24*time.Hour).UnixMilli() {
 		t.Errorf("limits after the actions: %+v", lim)

@@ -500,6 +500,12 @@ const (
 // ahead; refused with ErrExclusion while one is in force). It returns
 // whether the change applies now or at a later time (ms).
 func (s *Store) SetLimit(ctx context.Context, player, kind string, value int64) (now bool, at int64, err error) {
+	return s.SetLimitBy(ctx, player, kind, value, "player")
+}
+
+// SetLimitBy is SetLimit on behalf of by ("player", or "operator" for the
+// console's actions), which the sealed journal entry names.
+func (s *Store) SetLimitBy(ctx context.Context, player, kind string, value int64, by string) (now bool, at int64, err error) {
 	if !ValidPlayer(player) {
 		return false, 0, ErrBadPlayer
 	}
@@ -507,13 +513,21 @@ func (s *Store) SetLimit(ctx context.Context, player, kind string, value int64) 
 		return false, 0, ErrBadAmount
 	}
 	t := s.Now()
-	reply, err := s.run(ctx, limitsScript, []string{keysOf(player).limits()},
-		t.UnixMilli(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value,
-		t.Add(ExclusionMin-exclusionSlack).UnixMilli(), t.Add(ExclusionMax+exclusionSlack).UnixMilli())
+	k := keysOf(player)
+	payload := struct {
+		Kind  string `json:"limit"`
+		Value int64  `json:"value"`
+		By    string `json:"by"`
+	}{kind, value, by}
+	reply, err := s.sealed(ctx, player, "limit", payload, func(e journal.Entry) ([]any, error) {
+		args := append([]any{t.UnixMilli(), s.cfg.DefaultDepositCap, s.cfg.RaiseDelay.Milliseconds(), kind, value,
+			t.Add(ExclusionMin - exclusionSlack).UnixMilli(), t.Add(ExclusionMax + exclusionSlack).UnixMilli()}, journalArgs(e)...)
+		return s.run(ctx, limitsScript, []string{k.limits(), k.acct(), k.journal()}, args...)
+	})
 	if err != nil {
 		return false, 0, err
 	}
-	if str(reply, 0) != "ok" {
+	if r := str(reply, 0); r != "ok" && r != "dup" {
 		return false, 0, replyError(reply)
 	}
 	return str(reply, 1) == "now", num(reply, 2), nil
