@@ -45,6 +45,17 @@ function render(s) {
   $("errors-detail").textContent = `Redis errors ${s.redis_errors_per_sec.toFixed(2)} / s`;
   $("errors").parentElement.classList.toggle("alert", s.redis_errors_per_sec > 0);
   $("open").textContent = s.open_games;
+  $("rtp-picks").replaceChildren(...(s.rtp_by_picks || []).map((r) => {
+    const tr = document.createElement("tr");
+    for (const v of [r.picks, r.games, `${pct(r.observed)} ± ${pct(r.half_ci)}`, `${pct(r.theory_min)}–${pct(r.theory_max)}`]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.append(td);
+    }
+    const out = r.games >= 10000 && (r.observed + r.half_ci < r.theory_min || r.observed - r.half_ci > r.theory_max);
+    tr.classList.toggle("alert-row", out);
+    return tr;
+  }));
   $("soc").textContent = pct(s.soc_offer_rate);
   $("soc-detail").textContent = `offered per game; ${pct(s.soc_continue_rate)} of offers continued`;
   $("extra").textContent = pct(s.extra_rate);

@@ -123,6 +123,9 @@ func TestBrowserOpsPage(t *testing.T) {
 	); err != nil {
 		t.Fatalf("ops page never showed the load: %v", err)
 	}
+	if rows := eval[int](t, ctx, `document.querySelectorAll("#rtp-picks tr").length`); rows < 1 {
+		t.Error("no RTP by pick count shown")
+	}
 	painted := eval[bool](t, ctx, `(() => { const c = document.getElementById("chart-gps"); const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) return true; return false; })()`)
 	if !painted {
 		t.Error("the games/s chart is blank")

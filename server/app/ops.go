@@ -34,12 +34,13 @@ type Snapshot struct {
 
 	// Observed RTP (this server, since start) and its 95% confidence
 	// half-width; the theoretical range spans every pick count and strategy.
-	RTPObserved float64 `json:"rtp_observed"`
-	RTPHalfCI   float64 `json:"rtp_half_ci"`
-	RTPGames    int64   `json:"rtp_games"`
-	RTPMin      float64 `json:"rtp_theory_min"`
-	RTPMax      float64 `json:"rtp_theory_max"`
-	RTPCluster  float64 `json:"rtp_cluster"` // Σ wins / Σ stakes of all servers
+	RTPObserved float64   `json:"rtp_observed"`
+	RTPHalfCI   float64   `json:"rtp_half_ci"`
+	RTPGames    int64     `json:"rtp_games"`
+	RTPMin      float64   `json:"rtp_theory_min"`
+	RTPMax      float64   `json:"rtp_theory_max"`
+	RTPCluster  float64   `json:"rtp_cluster"` // Σ wins / Σ stakes of all servers
+	RTPByPicks  []PickRTP `json:"rtp_by_picks"`
 
 	RevealP50  float64 `json:"reveal_p50_ms"` // last 60 s
 	RevealP99  float64 `json:"reveal_p99_ms"`
@@ -66,6 +67,16 @@ type Snapshot struct {
 	ExtraRate        float64          `json:"extra_rate"`
 	ErrorsByCode     map[string]int64 `json:"errors_by_code,omitempty"`
 	RefusalsByReason map[string]int64 `json:"refusals_by_reason,omitempty"`
+}
+
+// PickRTP is the observed RTP of one pick count against its exact range.
+type PickRTP struct {
+	Picks     int     `json:"picks"`
+	Observed  float64 `json:"observed"`
+	HalfCI    float64 `json:"half_ci"`
+	Games     int64   `json:"games"`
+	TheoryMin float64 `json:"theory_min"`
+	TheoryMax float64 `json:"theory_max"`
 }
 
 // RedisState is the health of Redis as seen from this server.
@@ -226,13 +237,17 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	if cur.socOffered > 0 {
 		s.SoCContinueRate = cur.socCont / cur.socOffered
 	}
-	rtp := a.Hub.Events.RTP()
-	if rtp.N > 1 {
-		mean := rtp.Sum / float64(rtp.N)
-		variance := math.Max(0, rtp.SumSq/float64(rtp.N)-mean*mean)
-		s.RTPObserved, s.RTPHalfCI, s.RTPGames = mean, 1.96*math.Sqrt(variance/float64(rtp.N)), rtp.N
+	s.RTPObserved, s.RTPHalfCI, s.RTPGames = observed(a.Hub.Events.RTP())
+	s.RTPMin, s.RTPMax = theoryRange(0)
+	for p, sums := range a.Hub.Events.RTPByPicks() {
+		if p < engine.MinPicks || sums.N < 2 {
+			continue
+		}
+		r := PickRTP{Picks: p}
+		r.Observed, r.HalfCI, r.Games = observed(sums)
+		r.TheoryMin, r.TheoryMax = theoryRange(p)
+		s.RTPByPicks = append(s.RTPByPicks, r)
 	}
-	s.RTPMin, s.RTPMax = theoryRange()
 
 	// Cluster-wide figures: every server publishes a heartbeat in Redis.
 	hb, _ := json.Marshal(heartbeat{At: s.At, Online: s.Online, GPS: s.GamesPerSec, Stakes: cur.stakes, Win: cur.wins})
@@ -391,22 +406,38 @@ func quantileMS(old, cur []bucket, q float64) float64 {
 
 var (
 	theoryOnce         sync.Once
-	theoryLo, theoryHi float64
+	theoryLo, theoryHi [engine.MaxPicks + 1]float64 // by pick count; [0]: all
 )
 
 // theoryRange is the lowest and highest exact RTP over every pick count,
 // stake and strategy: the band an honest game's observed RTP converges into.
-func theoryRange() (float64, float64) {
+// theoryRange is the exact RTP's range over strategies (always stop,
+// always continue) and stakes, for a pick count (0: all of them).
+func theoryRange(picks int) (float64, float64) {
 	theoryOnce.Do(func() {
-		theoryLo, theoryHi = math.Inf(1), math.Inf(-1)
+		for p := range theoryLo {
+			theoryLo[p], theoryHi[p] = math.Inf(1), math.Inf(-1)
+		}
 		for _, s := range engine.Default().ComputePAR().Sheets {
 			for _, r := range []*big.Rat{s.RTPStop, s.RTPContinue} {
 				x, _ := r.Float64()
-				theoryLo, theoryHi = math.Min(theoryLo, x), math.Max(theoryHi, x)
+				for _, p := range []int{0, s.Picks} {
+					theoryLo[p], theoryHi[p] = math.Min(theoryLo[p], x), math.Max(theoryHi[p], x)
+				}
 			}
 		}
 	})
-	return theoryLo, theoryHi
+	return theoryLo[picks], theoryHi[picks]
+}
+
+// observed is the mean of win/stake and its 95 % confidence half-width.
+func observed(s session.RTPSums) (mean, halfCI float64, n int64) {
+	if s.N < 2 {
+		return 0, 0, s.N
+	}
+	mean = s.Sum / float64(s.N)
+	variance := math.Max(0, s.SumSq/float64(s.N)-mean*mean)
+	return mean, 1.96 * math.Sqrt(variance/float64(s.N)), s.N
 }
 
 func (f *OpsFeed) redisState(ctx context.Context) RedisState {

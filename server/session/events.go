@@ -1,6 +1,7 @@
 package session
 
 import (
+	"keno/engine"
 	"sync"
 )
 
@@ -16,8 +17,9 @@ type BigWin struct {
 // Events keeps the recent notable events of this server and the running
 // sums behind its observed RTP.
 type Events struct {
-	mu  sync.Mutex
-	rtp RTPSums
+	mu     sync.Mutex
+	rtp    RTPSums
+	byPick [engine.MaxPicks + 1]RTPSums // the same, per pick count
 }
 
 // RTPSums accumulate x = win/stake over settled games: the observed RTP
@@ -28,12 +30,15 @@ type RTPSums struct {
 	SumSq float64 `json:"sum_sq"`
 }
 
-func (e *Events) settled(stake, win int64) {
+func (s *RTPSums) add(x float64) { s.N++; s.Sum += x; s.SumSq += x * x }
+
+func (e *Events) settled(picks int, stake, win int64) {
 	x := float64(win) / float64(stake)
 	e.mu.Lock()
-	e.rtp.N++
-	e.rtp.Sum += x
-	e.rtp.SumSq += x * x
+	e.rtp.add(x)
+	if picks >= 0 && picks < len(e.byPick) {
+		e.byPick[picks].add(x)
+	}
 	e.mu.Unlock()
 }
 
@@ -42,6 +47,13 @@ func (e *Events) RTP() RTPSums {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.rtp
+}
+
+// RTPByPicks returns the sums so far per pick count (index = picks).
+func (e *Events) RTPByPicks() [engine.MaxPicks + 1]RTPSums {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.byPick
 }
 
 // BigWinFactor: a win of at least this many stakes is a big win.

@@ -307,7 +307,7 @@ func (h *Hub) countSettled(player string, g *wallet.GameState, res engine.Result
 	o := &g.Outcome
 	h.metrics.GamesSettled.WithLabelValues(metrics.Labels(len(o.Picks), o.Stake)...).Inc()
 	h.metrics.WinsCents.Add(float64(res.Win))
-	h.Events.settled(o.Stake, res.Win)
+	h.Events.settled(len(o.Picks), o.Stake, res.Win)
 	if res.Win >= BigWinFactor*o.Stake {
 		h.metrics.BigWins.Inc()
 		b, _ := json.Marshal(BigWin{time.Now().UnixMilli(), player, g.ID, o.Stake, res.Win})
