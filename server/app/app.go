@@ -76,7 +76,7 @@ func New(cfg Config) (*App, error) {
 	default:
 		a.Log.Info().Str("durability", d.String()).Msg("every money write is durable before it is acknowledged")
 	}
-	if a.Signer, err = auth.NewSigner([]byte(cfg.TokenKey)); err != nil {
+	if a.Signer, err = auth.NewKeyring(cfg.TokenKeys); err != nil {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
@@ -270,6 +270,7 @@ func (a *App) AdminHandler() http.Handler {
 	mux.HandleFunc("POST /api/ops/maintenance", a.console(roleOperator, a.opsMaintenance))
 	mux.HandleFunc("DELETE /api/ops/maintenance", a.console(roleOperator, a.opsMaintenance))
 	mux.HandleFunc("POST /api/ops/broadcast", a.console(roleOperator, a.opsBroadcast))
+	mux.HandleFunc("POST /api/ops/sessions/{sid}/revoke", a.console(roleOperator, a.opsRevoke))
 	mux.HandleFunc("POST /api/ops/gc", a.opsOnly(a.opsGC))
 	mux.HandleFunc("GET /api/ops/games/{id}", a.archived("recall", a.opsRecall))
 	mux.HandleFunc("GET /api/ops/reports/daily", a.archived("report_daily", a.opsDaily))

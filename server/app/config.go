@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"keno/server/auth"
 	"keno/server/clientip"
 	"keno/server/ratelimit"
 	"keno/server/session"
@@ -24,14 +25,15 @@ import (
 
 // Config is everything a server needs, from flags and environment.
 type Config struct {
-	Addr         string // ADDR
-	RedisURL     string // REDIS_URL; empty: embedded miniredis (dev only)
-	Mode         string // MODE: dev or production
-	Profile      string // PROFILE: human or fast (reveal pace)
-	TokenKey     string // KENO_TOKEN_KEY: verifies player tokens
-	SealKey      string // KENO_SEAL_KEY: seals the journal
-	OpsToken     string // KENO_OPS_TOKEN: protects /ops and the ops API (the operator role)
-	ViewerToken  string // KENO_OPS_VIEWER_TOKEN: the viewer role (read only); none: no viewer
+	Addr         string     // ADDR
+	RedisURL     string     // REDIS_URL; empty: embedded miniredis (dev only)
+	Mode         string     // MODE: dev or production
+	Profile      string     // PROFILE: human or fast (reveal pace)
+	TokenKey     string     // KENO_TOKEN_KEY: verifies player tokens
+	SealKey      string     // KENO_SEAL_KEY: seals the journal
+	OpsToken     string     // KENO_OPS_TOKEN: protects /ops and the ops API (the operator role)
+	TokenKeys    []auth.Key // KENO_TOKEN_KEYS: id:secret,… — rotation (the first signs); else KENO_TOKEN_KEY as "k1"
+	ViewerToken  string     // KENO_OPS_VIEWER_TOKEN: the viewer role (read only); none: no viewer
 	Grace        time.Duration
 	ServerID     string // SERVER_ID: names this server in logs and ops figures
 	LogPretty    bool
@@ -101,6 +103,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Profile, "profile", env("PROFILE", "human"), "reveal pace: human or fast (PROFILE)")
 	fs.StringVar(&c.TokenKey, "token-key", env("KENO_TOKEN_KEY", ""), "HMAC key for player tokens, at least 32 bytes in production (KENO_TOKEN_KEY)")
 	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
+	tokenKeys := fs.String("token-keys", env("KENO_TOKEN_KEYS", ""), "player-token keys for rotation, id:secret,id:secret (the first signs; all verify); overrides KENO_TOKEN_KEY (KENO_TOKEN_KEYS)")
 	fs.StringVar(&c.ViewerToken, "ops-viewer-token", env("KENO_OPS_VIEWER_TOKEN", ""), "token of the console's viewer role (read only), at least 32 bytes in production (KENO_OPS_VIEWER_TOKEN; dev default dev-viewer-token)")
 	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
 	fs.StringVar(&c.ServerID, "server-id", env("SERVER_ID", ""), "name of this server (SERVER_ID; default host:pid)")
@@ -201,6 +204,14 @@ func ParseConfig(args []string) (Config, error) {
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
 		return c, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, not %q", c.LogLevel)
 	}
+	if *tokenKeys != "" {
+		keys, err := auth.ParseKeys(*tokenKeys)
+		if err != nil {
+			return c, fmt.Errorf("KENO_TOKEN_KEYS: %w", err)
+		}
+		c.TokenKeys = keys
+		c.TokenKey = string(keys[0].Secret) // the signing key, for the checks below
+	}
 	if c.Mode == "" {
 		if c.RedisURL != "" {
 			// A real Redis may hold real money: dev mode (open login, client
@@ -227,6 +238,9 @@ func ParseConfig(args []string) (Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("MODE must be dev or production, not %q", c.Mode)
+	}
+	if len(c.TokenKeys) == 0 {
+		c.TokenKeys = []auth.Key{{ID: "k1", Secret: []byte(c.TokenKey)}}
 	}
 	if c.ServerID == "" {
 		host, _ := os.Hostname()
@@ -257,6 +271,11 @@ func productionKeys(c Config) error {
 			return fmt.Errorf("%s is a dev key published in the source: production needs a secret of its own", kv[0])
 		case len(v) < productionKeyMin:
 			return fmt.Errorf("%s must be at least %d bytes in production (got %d)", kv[0], productionKeyMin, len(v))
+		}
+	}
+	for _, k := range c.TokenKeys {
+		if len(k.Secret) < productionKeyMin || string(k.Secret) == devTokenKey {
+			return fmt.Errorf("KENO_TOKEN_KEYS: key %q must be a secret of its own of at least %d bytes in production", k.ID, productionKeyMin)
 		}
 	}
 	if c.TokenKey == c.SealKey || c.TokenKey == c.OpsToken || c.SealKey == c.OpsToken {

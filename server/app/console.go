@@ -225,3 +225,24 @@ func (a *App) opsBroadcast(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// tokenLifeMax bounds how long a revocation is kept: no player token lives
+// longer (the operator's site issues short ones; dev login 12 h).
+const tokenLifeMax = 7 * 24 * time.Hour
+
+// POST /api/ops/sessions/{sid}/revoke: the token's session ends at once,
+// on every server, and the token is refused from now on.
+func (a *App) opsRevoke(w http.ResponseWriter, r *http.Request) {
+	sid := r.PathValue("sid")
+	err := a.Hub.Revoke(r.Context(), sid, time.Now().Add(tokenLifeMax))
+	audit(r, "session_revoke", err).Str("sid", sid).Msg("ops: session revoked")
+	var we *wallet.Error
+	switch {
+	case errors.As(err, &we):
+		fail(w, http.StatusBadRequest, we.Code, we.Reason)
+	case err != nil:
+		fail(w, http.StatusServiceUnavailable, "unavailable", "the revocation was not recorded; try again")
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

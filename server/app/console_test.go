@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"keno/protocol"
+	"keno/server/auth"
 )
 
 func opsDo(t *testing.T, ts *testServer, method, path, body string) (int, string) {
@@ -134,5 +137,45 @@ func TestOperatorPlayerActions(t *testing.T) {
 	_, lim, _ := ts.app.Store.Standing(context.Background(), "watched")
 	if lim.LossLimit != 2000 || lim.ExcludedUntil < time.Now().Add(6*24*time.Hour).UnixMilli() {
 		t.Errorf("limits after the actions: %+v", lim)
+	}
+}
+
+// Tokens are JWTs: a retired key, another algorithm, an expired token or a
+// revoked session is refused with unauthorized and says which; revoking a
+// session ends its connection at once.
+func TestPlayerTokens(t *testing.T) {
+	cur, old := auth.Key{ID: "dec", Secret: []byte("the december key, long enough")}, auth.Key{ID: "nov", Secret: []byte("the november key, long enough")}
+	ts := startServer(t, nil, func(c *Config) { c.TokenKeys = []auth.Key{cur} })
+	before, _ := auth.NewKeyring([]auth.Key{old})
+	hello := func(tok string) error {
+		c, err := protocol.Connect(ctxT(t), ts.url, tok)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := hello(before.Issue("tina", time.Now().Add(time.Hour))); errCode(err) != "unauthorized" || !strings.Contains(err.Error(), "retired or unknown") {
+		t.Errorf("a retired key: %v", err)
+	}
+	if err := hello(ts.app.Signer.Issue("tina", time.Now().Add(-time.Minute))); errCode(err) != "unauthorized" || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an expired token: %v", err)
+	}
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "tina", "exp": time.Now().Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if err := hello(none); errCode(err) != "unauthorized" || !strings.Contains(err.Error(), "algorithm") {
+		t.Errorf("alg none: %v", err)
+	}
+	tok, _ := ts.app.Signer.IssueClaims(auth.Claims{Player: "tina", Session: "s-42", Lang: "fr", Currency: "EUR"}, time.Now().Add(time.Hour))
+	c, err := protocol.Connect(ctxT(t), ts.url, tok)
+	if err != nil {
+		t.Fatalf("a good token: %v", err)
+	}
+	if code, body := opsDo(t, ts, "POST", "/api/ops/sessions/s-42/revoke", ""); code != 204 {
+		t.Fatalf("revoke: %d %s", code, body)
+	}
+	if m, err := c.NextOf(ctxT(t), protocol.TError); err != nil || m.Error.Code != "kicked" {
+		t.Errorf("the revoked session was told %+v %v", m, err)
+	}
+	if err := hello(tok); errCode(err) != "unauthorized" || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("a revoked session's token: %v", err)
 	}
 }

@@ -1,79 +1,146 @@
-// Package auth issues and checks the operator-signed player tokens:
-//
-//	base64url(player "." expiry-unix-seconds) "." base64url(HMAC-SHA256(key, that payload))
-//
-// The operator's site signs them; the game server only verifies.
+// Package auth issues and checks the operator's player tokens: JWTs
+// (github.com/golang-jwt/jwt/v5) signed HS256 with a key named by its key
+// id ("kid"), so that keys can rotate — several are accepted at once, the
+// first signs. Claims: sub (the player), exp, sid (the session, which the
+// operator may revoke), and optionally currency and lang.
 package auth
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
-	"strconv"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
-// Errors for rejected tokens.
+// Errors for refused tokens; each says which.
 var (
 	ErrMalformed = errors.New("token is malformed")
 	ErrSignature = errors.New("token signature is invalid")
 	ErrExpired   = errors.New("token has expired")
+	ErrAlg       = errors.New("token is signed with an algorithm other than HS256")
+	ErrKey       = errors.New("token is signed with a key that is retired or unknown")
+	ErrRevoked   = errors.New("token's session was revoked by the operator")
 )
 
-// Signer signs and verifies tokens with one key.
-type Signer struct{ key []byte }
-
-// NewSigner returns a signer; the key must be at least 16 bytes.
-func NewSigner(key []byte) (*Signer, error) {
-	if len(key) < 16 {
-		return nil, errors.New("auth: token key must be at least 16 bytes")
-	}
-	return &Signer{key: append([]byte(nil), key...)}, nil
+// Claims are what a token says.
+type Claims struct {
+	Player   string
+	Session  string // sid
+	Currency string
+	Lang     string
 }
 
-var b64 = base64.RawURLEncoding
+// Key is one signing key and its id.
+type Key struct {
+	ID     string
+	Secret []byte
+}
 
-// Issue returns a token for player valid until exp.
+// Signer signs with its first key and verifies with any of them.
+type Signer struct {
+	keys []Key
+	byID map[string][]byte
+}
+
+// NewSigner returns a signer over one key, id "k1".
+func NewSigner(key []byte) (*Signer, error) { return NewKeyring([]Key{{ID: "k1", Secret: key}}) }
+
+// NewKeyring returns a signer over several keys (the first signs).
+func NewKeyring(keys []Key) (*Signer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("auth: no token key")
+	}
+	s := &Signer{byID: map[string][]byte{}}
+	for _, k := range keys {
+		if len(k.Secret) < 16 {
+			return nil, fmt.Errorf("auth: token key %q must be at least 16 bytes", k.ID)
+		}
+		if k.ID == "" || s.byID[k.ID] != nil {
+			return nil, fmt.Errorf("auth: token key ids must be distinct and not empty (%q)", k.ID)
+		}
+		s.byID[k.ID] = append([]byte(nil), k.Secret...)
+		s.keys = append(s.keys, Key{k.ID, s.byID[k.ID]})
+	}
+	return s, nil
+}
+
+// ParseKeys reads "id:secret,id:secret" (KENO_TOKEN_KEYS).
+func ParseKeys(list string) ([]Key, error) {
+	var out []Key
+	for _, item := range strings.Split(list, ",") {
+		id, secret, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok || id == "" || secret == "" {
+			return nil, fmt.Errorf("each key is id:secret, got %q", item)
+		}
+		out = append(out, Key{id, []byte(secret)})
+	}
+	return out, nil
+}
+
+type claims struct {
+	jwt.RegisteredClaims
+	SID      string `json:"sid,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	Lang     string `json:"lang,omitempty"`
+}
+
+// Issue returns a token for player valid until exp, with a new session id.
 func (s *Signer) Issue(player string, exp time.Time) string {
-	payload := b64.EncodeToString([]byte(player + "." + strconv.FormatInt(exp.Unix(), 10)))
-	return payload + "." + b64.EncodeToString(s.mac(payload))
+	var b [9]byte
+	rand.Read(b[:])
+	t, _ := s.IssueClaims(Claims{Player: player, Session: hex.EncodeToString(b[:])}, exp)
+	return t
+}
+
+// IssueClaims signs c, valid until exp, with the current key.
+func (s *Signer) IssueClaims(c Claims, exp time.Time) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: c.Player, ExpiresAt: jwt.NewNumericDate(exp)},
+		SID:              c.Session, Currency: c.Currency, Lang: c.Lang})
+	t.Header["kid"] = s.keys[0].ID
+	return t.SignedString(s.keys[0].Secret)
 }
 
 // Verify returns the player a token names, if it is genuine and current.
 func (s *Signer) Verify(token string, now time.Time) (string, error) {
-	payload, sig, ok := strings.Cut(token, ".")
-	if !ok {
-		return "", ErrMalformed
-	}
-	got, err := b64.DecodeString(sig)
-	if err != nil {
-		return "", ErrMalformed
-	}
-	if !hmac.Equal(got, s.mac(payload)) {
-		return "", ErrSignature
-	}
-	raw, err := b64.DecodeString(payload)
-	if err != nil {
-		return "", ErrMalformed
-	}
-	i := strings.LastIndexByte(string(raw), '.')
-	if i <= 0 {
-		return "", ErrMalformed
-	}
-	exp, err := strconv.ParseInt(string(raw[i+1:]), 10, 64)
-	if err != nil {
-		return "", ErrMalformed
-	}
-	if now.Unix() >= exp {
-		return "", ErrExpired
-	}
-	return string(raw[:i]), nil
+	c, err := s.VerifyClaims(token, now)
+	return c.Player, err
 }
 
-func (s *Signer) mac(payload string) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(payload))
-	return m.Sum(nil)
+// VerifyClaims checks a token and returns its claims; the error says why
+// a token is refused.
+func (s *Signer) VerifyClaims(token string, now time.Time) (Claims, error) {
+	var cl claims
+	_, err := jwt.ParseWithClaims(token, &cl, func(t *jwt.Token) (any, error) {
+		if t.Method.Alg() != jwt.SigningMethodHS256.Alg() {
+			return nil, ErrAlg
+		}
+		kid, _ := t.Header["kid"].(string)
+		key := s.byID[kid]
+		if key == nil {
+			return nil, ErrKey
+		}
+		return key, nil
+	}, jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithExpirationRequired(), jwt.WithValidMethods([]string{"HS256"}))
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrAlg) || errors.Is(err, jwt.ErrTokenSignatureInvalid) && strings.Contains(err.Error(), "signing method"):
+		return Claims{}, ErrAlg
+	case errors.Is(err, ErrKey):
+		return Claims{}, ErrKey
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return Claims{}, ErrExpired
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return Claims{}, ErrSignature
+	default:
+		return Claims{}, ErrMalformed
+	}
+	if cl.Subject == "" {
+		return Claims{}, ErrMalformed
+	}
+	return Claims{Player: cl.Subject, Session: cl.SID, Currency: cl.Currency, Lang: cl.Lang}, nil
 }

@@ -1,8 +1,14 @@
 package auth
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 func TestTokens(t *testing.T) {
@@ -10,23 +16,58 @@ func TestTokens(t *testing.T) {
 	other, _ := NewSigner([]byte("fedcba9876543210"))
 	now := time.Now()
 	tok := s.Issue("alice", now.Add(time.Hour))
-	if p, err := s.Verify(tok, now); err != nil || p != "alice" {
-		t.Fatalf("valid token: %q %v", p, err)
+	c, err := s.VerifyClaims(tok, now)
+	if err != nil || c.Player != "alice" || len(c.Session) != 18 {
+		t.Fatalf("valid token: %+v %v", c, err)
 	}
 	if _, err := s.Verify(tok, now.Add(2*time.Hour)); err != ErrExpired {
 		t.Errorf("stale token: %v", err)
 	}
 	if _, err := other.Verify(tok, now); err != ErrSignature {
-		t.Errorf("foreign key: %v", err)
-	}
-	bob := s.Issue("bob", now.Add(time.Hour))
-	forged := bob[:len(bob)-43] + tok[len(tok)-43:] // bob's payload, alice's signature
-	if _, err := s.Verify(forged, now); err != ErrSignature {
-		t.Errorf("spliced token: %v", err)
+		t.Errorf("foreign key of the same id: %v", err)
 	}
 	for _, bad := range []string{"", "x", "a.b", "!!.!!", tok + "x"} {
 		if _, err := s.Verify(bad, now); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// Keys rotate: a token signed with any key of the ring is accepted; once a
+// key is retired (left out of the ring), its tokens say so. Other
+// algorithms are refused, by name.
+func TestKeyRotationAndAlgorithms(t *testing.T) {
+	old := Key{"2025-11", []byte("the november key, long enough")}
+	cur := Key{"2025-12", []byte("the december key, long enough")}
+	before, _ := NewKeyring([]Key{old})
+	ring, _ := NewKeyring([]Key{cur, old})
+	after, _ := NewKeyring([]Key{cur})
+	now := time.Now()
+	tok := before.Issue("carl", now.Add(time.Hour))
+	if p, err := ring.Verify(tok, now); err != nil || p != "carl" {
+		t.Fatalf("a token of the previous key during the rotation: %q %v", p, err)
+	}
+	if _, err := after.Verify(tok, now); !errors.Is(err, ErrKey) {
+		t.Errorf("a token of a retired key: %v", err)
+	}
+	if p, err := ring.Verify(ring.Issue("dora", now.Add(time.Hour)), now); err != nil || p != "dora" {
+		t.Errorf("a token of the current key: %v", err)
+	}
+	// none, and an asymmetric key where HS256 is expected.
+	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"sub": "eve", "exp": now.Add(time.Hour).Unix()}).SignedString(jwt.UnsafeAllowNoneSignatureType)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	es := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"sub": "eve", "exp": now.Add(time.Hour).Unix()})
+	es.Header["kid"] = "2025-12"
+	esTok, _ := es.SignedString(ek)
+	for name, tok := range map[string]string{"none": none, "ES256": esTok} {
+		if _, err := ring.Verify(tok, now); !errors.Is(err, ErrAlg) {
+			t.Errorf("alg %s: %v", name, err)
+		}
+	}
+	if _, err := ParseKeys("a:0123456789abcdef,b:fedcba9876543210"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseKeys("nokeyid"); err == nil {
+		t.Error("a key without an id accepted")
 	}
 }

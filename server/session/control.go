@@ -27,7 +27,7 @@ const (
 type control struct {
 	Kind   string `json:"kind"` // maintenance, broadcast, kick
 	Text   string `json:"text,omitempty"`
-	Player string `json:"player,omitempty"`
+	Player string `json:"player,omitempty"` // kick: the player; revoke: the session id
 	Reason string `json:"reason,omitempty"` // kick: kicked, blocked, excluded
 }
 
@@ -57,6 +57,15 @@ func (h *Hub) Maintenance() string {
 // Broadcast shows text to every connected player, on every server.
 func (h *Hub) Broadcast(ctx context.Context, text string) error {
 	return h.publish(ctx, control{Kind: "broadcast", Text: text})
+}
+
+// Revoke ends the session sid everywhere and refuses its token from now on
+// (until it would have expired anyway: until).
+func (h *Hub) Revoke(ctx context.Context, sid string, until time.Time) error {
+	if err := h.store.Revoke(ctx, sid, until); err != nil {
+		return err
+	}
+	return h.publish(ctx, control{Kind: "revoke", Player: sid})
 }
 
 // Kick ends player's sessions on every server, saying why (kicked,
@@ -126,6 +135,18 @@ func (h *Hub) apply(c control) {
 		h.mu.Unlock()
 		for _, s := range all {
 			s.send(&protocol.Message{Type: protocol.TNotice, Text: c.Text})
+		}
+	case "revoke":
+		h.mu.Lock()
+		var s *Session
+		for _, x := range h.sessions {
+			if x.sid == c.Player {
+				s = x
+			}
+		}
+		h.mu.Unlock()
+		if s != nil {
+			s.end(protocol.Fail("", protocol.Errf(protocol.CodeKicked, "The operator revoked this session: log in again.")), websocket.StatusCode(4003), "session revoked")
 		}
 	case "kick":
 		h.mu.Lock()

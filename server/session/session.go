@@ -33,6 +33,7 @@ type Session struct {
 	local  *ratelimit.Local
 
 	// Set once by hello, read-only afterwards.
+	sid     string // the token's session id (the operator may revoke it)
 	player  string
 	version int
 
@@ -468,14 +469,23 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	if s.player != "" {
 		return protocol.Errf(protocol.CodeBadRequest, "already authenticated")
 	}
-	player, err := s.hub.signer.Verify(req.Token, time.Now())
+	claims, err := s.hub.signer.VerifyClaims(req.Token, time.Now())
+	if err == nil && claims.Session != "" {
+		if revoked, rerr := s.hub.store.Revoked(ctx, claims.Session); rerr != nil {
+			return rerr
+		} else if revoked {
+			err = auth.ErrRevoked
+		}
+	}
 	if err != nil {
 		s.hub.metrics.Connects.WithLabelValues("unauthorized").Inc()
 		if errors.Is(err, auth.ErrExpired) {
 			return protocol.Errf(protocol.CodeUnauthorized, "your session token has expired: log in again")
 		}
-		return protocol.Errf(protocol.CodeUnauthorized, "invalid token")
+		return protocol.Errf(protocol.CodeUnauthorized, "invalid token: %v", err)
 	}
+	player := claims.Player
+	s.sid = claims.Session
 	if !wallet.ValidPlayer(player) {
 		return protocol.Errf(protocol.CodeUnauthorized, "invalid player id in token")
 	}

@@ -608,3 +608,20 @@ func (s *Store) SetBlocked(ctx context.Context, player, reason string, on bool) 
 	}
 	return s.durably(ctx, k, func(p redis.Pipeliner) { p.HSet(ctx, k, "blocked", reason) })
 }
+
+func revokedKey(sid string) string { return "keno:revoked:" + sid }
+
+// Revoke refuses the token session sid until until (when it would have
+// expired anyway).
+func (s *Store) Revoke(ctx context.Context, sid string, until time.Time) error {
+	if sid == "" || len(sid) > 128 {
+		return &Error{Code: "bad_request", Reason: "a session id is 1 to 128 characters"}
+	}
+	return s.durably(ctx, revokedKey(sid), func(p redis.Pipeliner) { p.Set(ctx, revokedKey(sid), "1", time.Until(until)) })
+}
+
+// Revoked reports whether the operator revoked session sid.
+func (s *Store) Revoked(ctx context.Context, sid string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, revokedKey(sid)).Result()
+	return n > 0, err
+}
