@@ -79,6 +79,12 @@ func New(cfg Config) (*App, error) {
 	if a.Signer, err = auth.NewKeyring(cfg.TokenKeys); err != nil {
 		return nil, err
 	}
+	if cfg.TokenJWKS != "" {
+		// A URL's keys are refreshed in the background for the process's life.
+		if err := a.Signer.UseJWKS(context.Background(), cfg.TokenJWKS); err != nil {
+			return nil, fmt.Errorf("KENO_TOKEN_JWKS: %w", err)
+		}
+	}
 	a.Metrics = metrics.New()
 	a.Metrics.OpenFilesLimit.Set(float64(raiseOpenFiles(a.Log)))
 	a.Metrics.WatchRedisPool(func() metrics.PoolStats {

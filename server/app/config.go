@@ -32,6 +32,7 @@ type Config struct {
 	TokenKey     string     // KENO_TOKEN_KEY: verifies player tokens
 	SealKey      string     // KENO_SEAL_KEY: seals the journal
 	OpsToken     string     // KENO_OPS_TOKEN: protects /ops and the ops API (the operator role)
+	TokenJWKS    string     // KENO_TOKEN_JWKS: the operator's JWKS (file or https URL) for RS256/ES256 tokens
 	TokenKeys    []auth.Key // KENO_TOKEN_KEYS: id:secret,… — rotation (the first signs); else KENO_TOKEN_KEY as "k1"
 	ViewerToken  string     // KENO_OPS_VIEWER_TOKEN: the viewer role (read only); none: no viewer
 	Grace        time.Duration
@@ -103,6 +104,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.Profile, "profile", env("PROFILE", "human"), "reveal pace: human or fast (PROFILE)")
 	fs.StringVar(&c.TokenKey, "token-key", env("KENO_TOKEN_KEY", ""), "HMAC key for player tokens, at least 32 bytes in production (KENO_TOKEN_KEY)")
 	fs.StringVar(&c.SealKey, "seal-key", env("KENO_SEAL_KEY", ""), "HMAC key sealing the journal, at least 32 bytes in production (KENO_SEAL_KEY)")
+	fs.StringVar(&c.TokenJWKS, "token-jwks", env("KENO_TOKEN_JWKS", ""), "the operator's JWKS, a file or an https:// URL (refreshed): RS256 and ES256 player tokens verify with its keys (KENO_TOKEN_JWKS)")
 	tokenKeys := fs.String("token-keys", env("KENO_TOKEN_KEYS", ""), "player-token keys for rotation, id:secret,id:secret (the first signs; all verify); overrides KENO_TOKEN_KEY (KENO_TOKEN_KEYS)")
 	fs.StringVar(&c.ViewerToken, "ops-viewer-token", env("KENO_OPS_VIEWER_TOKEN", ""), "token of the console's viewer role (read only), at least 32 bytes in production (KENO_OPS_VIEWER_TOKEN; dev default dev-viewer-token)")
 	fs.StringVar(&c.OpsToken, "ops-token", env("KENO_OPS_TOKEN", ""), "bearer token for /ops and the ops API, at least 32 bytes in production (KENO_OPS_TOKEN)")
@@ -241,6 +243,9 @@ func ParseConfig(args []string) (Config, error) {
 	}
 	if len(c.TokenKeys) == 0 {
 		c.TokenKeys = []auth.Key{{ID: "k1", Secret: []byte(c.TokenKey)}}
+	}
+	if c.Mode == "production" && strings.HasPrefix(c.TokenJWKS, "http://") {
+		return c, errors.New("KENO_TOKEN_JWKS must be a file or an https:// URL in production")
 	}
 	if c.ServerID == "" {
 		host, _ := os.Hostname()

@@ -1,18 +1,23 @@
 // Package auth issues and checks the operator's player tokens: JWTs
 // (github.com/golang-jwt/jwt/v5) signed HS256 with a key named by its key
 // id ("kid"), so that keys can rotate — several are accepted at once, the
-// first signs. Claims: sub (the player), exp, sid (the session, which the
+// first signs — or, when the operator publishes a JWKS (a file or a URL,
+// read by github.com/MicahParks/keyfunc), RS256 or ES256 with its public
+// keys. Claims: sub (the player), exp, sid (the session, which the
 // operator may revoke), and optionally currency and lang.
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -21,7 +26,7 @@ var (
 	ErrMalformed = errors.New("token is malformed")
 	ErrSignature = errors.New("token signature is invalid")
 	ErrExpired   = errors.New("token has expired")
-	ErrAlg       = errors.New("token is signed with an algorithm other than HS256")
+	ErrAlg       = errors.New("token is signed with an algorithm this server does not accept (HS256; RS256 or ES256 with the operator's JWKS)")
 	ErrKey       = errors.New("token is signed with a key that is retired or unknown")
 	ErrRevoked   = errors.New("token's session was revoked by the operator")
 )
@@ -44,6 +49,22 @@ type Key struct {
 type Signer struct {
 	keys []Key
 	byID map[string][]byte
+	jwks keyfunc.Keyfunc // the operator's public keys (RS256, ES256), if any
+}
+
+// UseJWKS accepts RS256 and ES256 tokens signed with the keys of a JWKS:
+// a file's JSON, or an https URL refreshed in the background.
+func (s *Signer) UseJWKS(ctx context.Context, source string) error {
+	var err error
+	if strings.HasPrefix(source, "https://") || strings.HasPrefix(source, "http://") {
+		s.jwks, err = keyfunc.NewDefaultCtx(ctx, []string{source})
+	} else {
+		var raw []byte
+		if raw, err = os.ReadFile(source); err == nil {
+			s.jwks, err = keyfunc.NewJWKSetJSON(raw)
+		}
+	}
+	return err
 }
 
 // NewSigner returns a signer over one key, id "k1".
@@ -115,17 +136,30 @@ func (s *Signer) Verify(token string, now time.Time) (string, error) {
 // a token is refused.
 func (s *Signer) VerifyClaims(token string, now time.Time) (Claims, error) {
 	var cl claims
+	algs := []string{"HS256"}
+	if s.jwks != nil {
+		algs = append(algs, "RS256", "ES256")
+	}
 	_, err := jwt.ParseWithClaims(token, &cl, func(t *jwt.Token) (any, error) {
-		if t.Method.Alg() != jwt.SigningMethodHS256.Alg() {
-			return nil, ErrAlg
-		}
-		kid, _ := t.Header["kid"].(string)
-		key := s.byID[kid]
-		if key == nil {
+		switch t.Method.Alg() {
+		case "HS256":
+			kid, _ := t.Header["kid"].(string)
+			if key := s.byID[kid]; key != nil {
+				return key, nil
+			}
 			return nil, ErrKey
+		case "RS256", "ES256":
+			if s.jwks == nil {
+				return nil, ErrAlg
+			}
+			key, err := s.jwks.Keyfunc(t)
+			if err != nil {
+				return nil, ErrKey
+			}
+			return key, nil
 		}
-		return key, nil
-	}, jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithExpirationRequired(), jwt.WithValidMethods([]string{"HS256"}))
+		return nil, ErrAlg
+	}, jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithExpirationRequired(), jwt.WithValidMethods(algs))
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrAlg) || errors.Is(err, jwt.ErrTokenSignatureInvalid) && strings.Contains(err.Error(), "signing method"):

@@ -1,13 +1,18 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -69,5 +74,37 @@ func TestKeyRotationAndAlgorithms(t *testing.T) {
 	}
 	if _, err := ParseKeys("nokeyid"); err == nil {
 		t.Error("a key without an id accepted")
+	}
+}
+
+// With the operator's JWKS, RS256 and ES256 tokens verify by their kid; a
+// kid the set lacks is an unknown key; without a JWKS they are refused.
+func TestJWKS(t *testing.T) {
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	jwk, err := jwkset.NewJWKFromKey(ek.Public(), jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "op-1", ALG: jwkset.AlgES256}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := json.Marshal(map[string]any{"keys": []any{jwk.Marshal()}})
+	file := filepath.Join(t.TempDir(), "jwks.json")
+	os.WriteFile(file, set, 0o600)
+	s, _ := NewSigner([]byte("0123456789abcdef"))
+	sign := func(kid string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"sub": "fay", "sid": "x1", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = kid
+		out, _ := tok.SignedString(ek)
+		return out
+	}
+	if _, err := s.Verify(sign("op-1"), time.Now()); !errors.Is(err, ErrAlg) {
+		t.Errorf("ES256 without a JWKS: %v", err)
+	}
+	if err := s.UseJWKS(context.Background(), file); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Verify(sign("op-1"), time.Now()); err != nil || p != "fay" {
+		t.Errorf("ES256 with the JWKS: %q %v", p, err)
+	}
+	if _, err := s.Verify(sign("op-2"), time.Now()); !errors.Is(err, ErrKey) {
+		t.Errorf("a kid the JWKS lacks: %v", err)
 	}
 }
