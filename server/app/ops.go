@@ -254,10 +254,6 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	pipe := a.Redis.Pipeline()
 	pipe.HSet(ctx, serversKey, a.Cfg.ServerID, hb)
 	all := pipe.HGetAll(ctx, serversKey)
-	open := pipe.ZCard(ctx, "keno:open")
-	// Abandoned games whose grace ended over a minute ago and that no
-	// sweeper has settled yet: the recovery backlog.
-	backlog := pipe.ZCount(ctx, "keno:open", "-inf", strconv.FormatInt(now.Add(-time.Minute).UnixMilli(), 10))
 	wins := pipe.LRange(ctx, session.BigWinsKey, 0, 9)
 	pipe.Exec(ctx)
 	var stakesCl, winsCl float64
@@ -278,8 +274,12 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	if stakesCl > 0 {
 		s.RTPCluster = winsCl / stakesCl
 	}
-	s.OpenGames = open.Val()
-	a.Metrics.RecoveryBacklog.Set(float64(backlog.Val()))
+	// Abandoned games whose grace ended over a minute ago and that no
+	// sweeper has settled yet: the recovery backlog.
+	if open, backlog, err := a.Store.RecoveryCounts(ctx, now.Add(-time.Minute)); err == nil {
+		s.OpenGames = open
+		a.Metrics.RecoveryBacklog.Set(float64(backlog))
+	}
 	for _, w := range wins.Val() {
 		var bw session.BigWin
 		if json.Unmarshal([]byte(w), &bw) == nil {

@@ -172,14 +172,20 @@ func (a *Archive) Save(ctx context.Context, ms []*wallet.Movable, checkpoint fun
 		player, hash, mac []string
 		seq               []int64
 	}
-	months := map[string]time.Time{}
-	month := func(table string, t time.Time) { months[table+t.Format("2006-01")] = t }
+	type month struct {
+		table string
+		first time.Time
+	}
+	months := map[month]bool{}
+	addMonth := func(table string, t time.Time) {
+		months[month{table, time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)}] = true
+	}
 	for _, m := range ms {
 		for _, e := range m.Entries {
 			at := time.UnixMilli(e.At).UTC()
 			j.player, j.sid, j.prev, j.hash, j.mac, j.data = append(j.player, m.Player), append(j.sid, e.StreamID), append(j.prev, e.Prev), append(j.hash, e.Hash), append(j.mac, e.MAC), append(j.data, e.Data)
 			j.seq, j.at = append(j.seq, e.Seq), append(j.at, at)
-			month("journal", at)
+			addMonth("journal", at)
 		}
 		if n := len(m.Entries); n > 0 {
 			last := m.Entries[n-1]
@@ -195,17 +201,17 @@ func (a *Archive) Save(ctx context.Context, ms []*wallet.Movable, checkpoint fun
 			g.player, g.id, g.fields = append(g.player, m.Player), append(g.id, x.ID), append(g.fields, string(f))
 			g.created, g.settled = append(g.created, created), append(g.settled, time.UnixMilli(x.Settled).UTC())
 			g.cursor, g.stake, g.win, g.picks = append(g.cursor, x.Cursor), append(g.stake, x.Stake), append(g.win, x.Win), append(g.picks, int64(x.Picks))
-			month("games", created)
+			addMonth("games", created)
 		}
 		for _, x := range m.Ledger {
 			at := time.UnixMilli(x.At).UTC()
 			l.player, l.sid, l.kind, l.ref = append(l.player, m.Player), append(l.sid, x.StreamID), append(l.kind, x.Kind), append(l.ref, x.Ref)
 			l.at, l.amount, l.balance = append(l.at, at), append(l.amount, x.Amount), append(l.balance, x.Balance)
-			month("ledger", at)
+			addMonth("ledger", at)
 		}
 	}
-	for k, t := range months {
-		if err := a.partition(ctx, k[:len(k)-7], t); err != nil {
+	for m := range months {
+		if err := a.partition(ctx, m.table, m.first); err != nil {
 			return err
 		}
 	}

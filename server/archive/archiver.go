@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
 	"keno/server/journal"
@@ -36,14 +35,12 @@ type Archiver struct {
 // LeaseKey is the Redis key of the archiver's lease.
 const LeaseKey = "keno:archiver:lease"
 
-var renewLease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`)
-
 // Run archives until ctx ends.
 func (a *Archiver) Run(ctx context.Context) {
 	ttl := 15 * time.Second
 	caughtUp := time.Now() // the start of the last pass that moved everything due
 	for {
-		if a.lease(ctx, ttl) {
+		if a.Store.HoldLease(ctx, LeaseKey, a.ID, ttl) {
 			start := time.Now()
 			st, err := a.Pass(ctx)
 			lag := 0.0
@@ -63,16 +60,6 @@ func (a *Archiver) Run(ctx context.Context) {
 		case <-time.After(a.Every):
 		}
 	}
-}
-
-func (a *Archiver) lease(ctx context.Context, ttl time.Duration) bool {
-	rdb := a.Store.Redis()
-	ok, err := rdb.SetNX(ctx, LeaseKey, a.ID, ttl).Result()
-	if err == nil && ok {
-		return true
-	}
-	n, err := renewLease.Run(ctx, rdb, []string{LeaseKey}, a.ID, ttl.Milliseconds()).Int()
-	return err == nil && n == 1
 }
 
 // PassStats is what one pass did.

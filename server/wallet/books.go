@@ -2,7 +2,6 @@ package wallet
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -97,9 +96,7 @@ func readJournal(ctx context.Context, c redis.Cmdable, key string) ([]journal.En
 	}
 	out := make([]journal.Entry, len(msgs))
 	for i, m := range msgs {
-		get := func(f string) string { v, _ := m.Values[f].(string); return v }
-		seq, _ := strconv.ParseInt(get("seq"), 10, 64)
-		out[i] = journal.Entry{Seq: seq, Prev: get("prev"), Hash: get("hash"), MAC: get("mac"), Data: get("data")}
+		out[i] = hotEntry(m).Entry
 	}
 	return out, nil
 }

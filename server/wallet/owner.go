@@ -169,3 +169,25 @@ func (s *Store) Due(ctx context.Context, now time.Time, max int) ([]DueGame, err
 func (s *Store) OpenCount(ctx context.Context) (int64, error) {
 	return s.rdb.ZCard(ctx, openIndex).Result()
 }
+
+// RecoveryCounts returns the unsettled games of the whole system and, of
+// them, those due before dueBefore that no sweeper has settled yet (the
+// recovery backlog), in one round trip.
+func (s *Store) RecoveryCounts(ctx context.Context, dueBefore time.Time) (open, backlog int64, err error) {
+	pipe := s.rdb.Pipeline()
+	o := pipe.ZCard(ctx, openIndex)
+	b := pipe.ZCount(ctx, openIndex, "-inf", strconv.FormatInt(dueBefore.UnixMilli(), 10))
+	_, err = pipe.Exec(ctx)
+	return o.Val(), b.Val(), err
+}
+
+// HoldLease takes the named cluster-wide lease for holder, or renews it if
+// holder has it already; false while another holds it. (The archiver's:
+// one at a time works.)
+func (s *Store) HoldLease(ctx context.Context, key, holder string, ttl time.Duration) bool {
+	if ok, err := s.rdb.SetNX(ctx, key, holder, ttl).Result(); err == nil && ok {
+		return true
+	}
+	n, err := renewScript.Run(ctx, s.rdb, []string{key}, holder, ttl.Milliseconds()).Int()
+	return err == nil && n == 1
+}
