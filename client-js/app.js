@@ -661,7 +661,7 @@ function renderAll() {
   announce(""); // what was announced stays said; nothing old in the new language
   renderSound();
   $("#conn").textContent = t(`conn.${$("#conn").dataset.state}`);
-  if (typeof +$("#balance").dataset.cents === "number" && $("#balance").dataset.cents) setBalance(+$("#balance").dataset.cents);
+  if ($("#balance").dataset.cents) setBalance(+$("#balance").dataset.cents);
   if (state.client) {
     renderStakes();
     renderBuilder();

@@ -149,10 +149,19 @@ func (a *archiveSetup) check(redisAddr string) (*ArchiveCheck, error) {
 	defer rdb.Close()
 	ac := &ArchiveCheck{HotWindow: a.hot.String(), Waited: wait.Seconds()}
 	var one string // a player whose keys are itemised
-	it := rdb.Scan(ctx, 0, "{p:*", 1000).Iterator()
 	var keyBytes int64
+	ac.OtherKeys = map[string]int64{}
+	it := rdb.Scan(ctx, 0, "*", 1000).Iterator()
 	for it.Next(ctx) {
 		k := it.Val()
+		if !strings.HasPrefix(k, "{p:") {
+			prefix, _, _ := strings.Cut(k, ":")
+			if p2, _, ok := strings.Cut(strings.TrimPrefix(k, prefix+":"), ":"); ok {
+				prefix += ":" + p2
+			}
+			ac.OtherKeys[prefix]++
+			continue
+		}
 		n, _ := rdb.MemoryUsage(ctx, k).Result()
 		keyBytes += n
 		switch {
@@ -166,17 +175,6 @@ func (a *archiveSetup) check(redisAddr string) (*ArchiveCheck, error) {
 			ac.RedisJournalLeft += n
 		case strings.Contains(k, "}:game:"):
 			ac.RedisGamesLeft++
-		}
-	}
-	ac.OtherKeys = map[string]int64{}
-	it = rdb.Scan(ctx, 0, "*", 1000).Iterator()
-	for it.Next(ctx) {
-		if k := it.Val(); !strings.HasPrefix(k, "{p:") {
-			prefix, _, _ := strings.Cut(k, ":")
-			if p2, _, ok := strings.Cut(strings.TrimPrefix(k, prefix+":"), ":"); ok {
-				prefix += ":" + p2
-			}
-			ac.OtherKeys[prefix]++
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -195,8 +193,6 @@ func (a *archiveSetup) check(redisAddr string) (*ArchiveCheck, error) {
 	ac.RedisBaseline = a.baseline
 	if ac.RedisPlayers > 0 {
 		ac.KeyBytes = float64(keyBytes) / float64(ac.RedisPlayers)
-	}
-	if ac.RedisPlayers > 0 {
 		ac.BytesPerPlayer = float64(ac.RedisUsedMemory) / float64(ac.RedisPlayers)
 		ac.PlayerBytes = float64(ac.RedisUsedMemory-a.baseline) / float64(ac.RedisPlayers)
 	}

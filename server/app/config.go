@@ -113,7 +113,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.DurationVar(&c.HotWindow, "hot-window", envDuration("HOT_WINDOW", 24*time.Hour), "journal, games and ledger younger than this stay in Redis; older move to the archive (HOT_WINDOW)")
 	fs.BoolVar(&c.Archiver, "archiver", env("ARCHIVER", "on") != "off", "run an archiver (one works at a time, under a Redis lease): on or off (ARCHIVER; off beside a dedicated keno-server archive)")
 	fs.DurationVar(&c.ArchiveEvery, "archive-every", envDuration("ARCHIVE_EVERY", 5*time.Second), "pause between the archiver's passes (ARCHIVE_EVERY)")
-	hold := fs.Duration("result-hold", envDuration("RESULT_HOLD", -1), "how long a settled game of a ticket stays on screen before the next starts (RESULT_HOLD; default 3s with PROFILE=human, 0 with fast)")
+	hold := fs.Duration("result-hold", envDuration("RESULT_HOLD", 0), "how long a settled game of a ticket stays on screen before the next starts (RESULT_HOLD; default 3s with PROFILE=human, 0 with fast)")
 	grace := fs.Duration("grace", envDuration("GRACE", 60*time.Second), "a disconnected player's game settles itself after this (GRACE)")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
 	fs.IntVar(&c.ReplicaAcks, "replica-acks", envInt("REDIS_REPLICA_ACKS", 0), "replicas that must confirm each money write before it is reported done (1 on a Redis Cluster with replicas) (REDIS_REPLICA_ACKS)")
@@ -143,10 +143,14 @@ func ParseConfig(args []string) (Config, error) {
 	default:
 		return c, fmt.Errorf("PROFILE must be human or fast, not %q", c.Profile)
 	}
-	if *hold >= 0 {
-		c.Session.ResultHold = *hold
-	} else if *hold != -1 {
+	// Given (flag or variable), the hold overrides the profile's.
+	holdGiven := os.Getenv("RESULT_HOLD") != ""
+	fs.Visit(func(f *flag.Flag) { holdGiven = holdGiven || f.Name == "result-hold" })
+	if *hold < 0 {
 		return c, fmt.Errorf("RESULT_HOLD must not be negative, got %s", *hold)
+	}
+	if holdGiven {
+		c.Session.ResultHold = *hold
 	}
 	if c.Session.ResultHold > time.Minute {
 		return c, fmt.Errorf("RESULT_HOLD must be at most 1m, got %s", c.Session.ResultHold)

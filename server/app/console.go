@@ -67,12 +67,15 @@ func (a *App) opsPlayer(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	v := PlayerView{Player: p}
 	var err error
-	if v.Account, v.Limits, err = a.Store.Standing(ctx, p); err == nil {
-		if v.Blocked, err = a.Store.Blocked(ctx, p); err == nil {
-			if v.Open, err = a.Store.OpenGames(ctx, p); err == nil {
-				v.Last, err = a.Store.History(ctx, p, 0, 10)
-			}
-		}
+	v.Account, v.Limits, err = a.Store.Standing(ctx, p)
+	if err == nil {
+		v.Blocked, err = a.Store.Blocked(ctx, p)
+	}
+	if err == nil {
+		v.Open, err = a.Store.OpenGames(ctx, p)
+	}
+	if err == nil {
+		v.Last, err = a.Store.History(ctx, p, 0, 10)
 	}
 	if err != nil {
 		reqLog(r).Error().Err(err).Str("player", p).Msg("ops: player lookup")
@@ -207,7 +210,7 @@ func (a *App) opsMaintenance(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "unavailable", "Redis did not take the change; try again")
 		return
 	}
-	msg, _ := a.Redis.Get(r.Context(), "keno:maintenance").Result()
+	msg := a.Hub.Maintenance()
 	writeJSON(w, http.StatusOK, map[string]any{"maintenance": msg != "", "message": msg})
 }
 

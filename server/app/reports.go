@@ -17,7 +17,7 @@ import (
 // archived wraps a handler that needs the archive: 503 without one.
 func (a *App) archived(what string, h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
 	return a.console(roleViewer, func(w http.ResponseWriter, r *http.Request) {
-		reqLog(r).Info().Str("audit", what).Str("query", r.URL.RawQuery).Str("path", r.URL.Path).Msg("ops: archive read")
+		audit(r, what, nil).Str("query", r.URL.RawQuery).Str("path", r.URL.Path).Msg("ops: archive read")
 		if a.Archive == nil && what != "recall" {
 			fail(w, http.StatusServiceUnavailable, "no_archive", "this server has no archive (ARCHIVE_URL)")
 			return

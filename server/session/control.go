@@ -27,7 +27,8 @@ const (
 type control struct {
 	Kind   string `json:"kind"` // maintenance, broadcast, kick
 	Text   string `json:"text,omitempty"`
-	Player string `json:"player,omitempty"` // kick: the player; revoke: the session id
+	Player string `json:"player,omitempty"` // kick
+	SID    string `json:"sid,omitempty"`    // revoke
 	Reason string `json:"reason,omitempty"` // kick: kicked, blocked, excluded
 }
 
@@ -43,7 +44,9 @@ func (h *Hub) SetMaintenance(ctx context.Context, text string) error {
 	if err != nil {
 		return err
 	}
-	return h.publish(ctx, control{Kind: "maintenance", Text: text})
+	c := control{Kind: "maintenance", Text: text}
+	h.apply(c) // here at once; the others when the order reaches them
+	return h.publish(ctx, c)
 }
 
 // Maintenance is the message of the maintenance in force ("" if none).
@@ -65,7 +68,7 @@ func (h *Hub) Revoke(ctx context.Context, sid string, until time.Time) error {
 	if err := h.store.Revoke(ctx, sid, until); err != nil {
 		return err
 	}
-	return h.publish(ctx, control{Kind: "revoke", Player: sid})
+	return h.publish(ctx, control{Kind: "revoke", SID: sid})
 }
 
 // Kick ends player's sessions on every server, saying why (kicked,
@@ -140,7 +143,7 @@ func (h *Hub) apply(c control) {
 		h.mu.Lock()
 		var s *Session
 		for _, x := range h.sessions {
-			if x.sid == c.Player {
+			if x.sid == c.SID {
 				s = x
 			}
 		}
