@@ -61,6 +61,7 @@ type config struct {
 	profile      string
 	cpus, nice   int
 	cpuProfile   string
+	srvProfile   string        // the first server's CPU profile, 20 s after the ramp, to this file
 	fsync        string        // with -spawn-server: the spawned Redis's appendfsync
 	killRedis    int           // with -spawn-server: SIGKILL and restart the spawned Redis this many times
 	archive      bool          // with -spawn-server: spawn PostgreSQL and archive (archive.go)
@@ -70,6 +71,9 @@ type config struct {
 	kill         func() error
 	verify       func() (bool, string) // with -spawn-server: keno-server verify on its Redis
 	cpu          func() (servers, redis time.Duration)
+	redisAddr    string  // with -spawn-server: its Redis, for INFO commandstats
+	hog          float64 // share of a core a neighbour keeps busy during the run
+	hogChild     float64 // internal: be that neighbour
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -103,15 +107,21 @@ func main() {
 	flag.IntVar(&c.serverProcs, "servers", 1, "with -spawn-server: how many server processes (players spread over them)")
 	flag.BoolVar(&c.perfChecks, "perf-checks", true, "judge latency and memory goals too (not only correctness)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the load tester's own CPU profile to this file (one process only)")
+	flag.StringVar(&c.srvProfile, "server-cpuprofile", "", "write the first server's CPU profile (20 s of steady play, from its admin listener's /debug/pprof) to this file")
 	flag.StringVar(&c.fsync, "fsync", "always", "with -spawn-server: the spawned Redis's appendfsync, always (the durability contract) or everysec (to measure what the contract costs; acknowledged writes may be lost)")
 	flag.BoolVar(&c.archive, "archive", false, "with -spawn-server: spawn a PostgreSQL archive too, run a dedicated archiver, and after the run check both tiers and Redis memory per player")
 	flag.DurationVar(&c.hotWindow, "hot-window", 30*time.Second, "with -archive: the servers' HOT_WINDOW")
 	flag.DurationVar(&c.pgOutage, "pg-outage", 0, "with -archive: stop PostgreSQL this long, a third into the run")
 	flag.IntVar(&c.killArchiver, "kill-archiver", 0, "with -archive: kill -9 and restart the archiver process this many times during the run")
 	flag.IntVar(&c.killRedis, "kill-redis", 0, "with -spawn-server: kill -9 and restart the spawned redis-server this many times during the run, then check that every acknowledgement survived")
+	flag.Float64Var(&c.hog, "hog", 0, "start a neighbour process that keeps this share of one core busy during the run (0.5: half a core), as a production host's other programs would")
+	flag.Float64Var(&c.hogChild, "hog-child", 0, "internal: be that neighbour")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
 	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
 	flag.Parse()
+	if c.hogChild > 0 {
+		hog(min(c.hogChild, 1))
+	}
 
 	if err := run(&c); err != nil {
 		fmt.Fprintln(os.Stderr, "keno-loadtest:", err)
@@ -170,6 +180,9 @@ func (c *config) validate() error {
 	if c.maxGrids < 1 || c.maxGrids > 5 {
 		return fmt.Errorf("-grids must be 1..5")
 	}
+	if c.hog < 0 || c.hog > 1 {
+		return fmt.Errorf("-hog must be a share of one core, 0..1")
+	}
 	if c.killRedis < 0 || c.killRedis > 100 || (c.killRedis > 0 && c.kill == nil && !c.child) {
 		return fmt.Errorf("-kill-redis must be 0..100, and needs -spawn-server (it kills the Redis it spawned)")
 	}
@@ -208,7 +221,7 @@ func run(c *config) error {
 			sp.verifyArgs = []string{"-archive", arch.pg.URL()}
 		}
 		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
-		c.kill, c.verify, c.cpu = sp.killRedis, sp.verify, sp.cpu
+		c.kill, c.verify, c.cpu, c.redisAddr = sp.killRedis, sp.verify, sp.cpu, sp.addr
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -260,9 +273,20 @@ func run(c *config) error {
 	if arch != nil {
 		archFaults = arch.faults(ctx, c)
 	}
+	stopHog, err := startHog(c.hog)
+	if err != nil {
+		return err
+	}
+	defer stopHog()
+	if c.srvProfile != "" {
+		go profileServer(ctx, c.admins[0], c.ramp, c.srvProfile)
+	}
 	cpu0 := c.cpuNow()
+	var cmd0 map[string][2]int64
+	if c.redisAddr != "" {
+		cmd0 = commandStats(c.redisAddr)
+	}
 	var stats *Stats
-	var err error
 	if c.procs == 1 {
 		stats, err = runLocal(ctx, c, func(idleDone int) { rep.ServerIdle = srv.sample() })
 	} else {
@@ -275,7 +299,11 @@ func run(c *config) error {
 	rep.RedisKills = kills()
 	if rep.RedisKills == 0 { // a restarted Redis is a new process: its CPU would be half counted
 		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
+		if c.redisAddr != "" {
+			rep.Redis = perGame(cmd0, commandStats(c.redisAddr), stats.Games)
+		}
 	}
+	stopHog()
 	rep.finish(c, stats)
 	rep.Books = fetchBooks(c.admins[0], c.opsToken)
 	if arch != nil {

@@ -184,12 +184,12 @@ func (p *player) ticket(ctx context.Context) error {
 			}
 		}
 	}
-	sum, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: grids})
+	sum, err := p.unlessBusy(ctx, &protocol.Request{Type: protocol.TTicket, Grids: grids})
 	if err != nil {
 		return p.refused(err)
 	}
-	t0 := time.Now()
-	acc, err := p.c.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket})
+	var t0 time.Time
+	acc, err := p.unlessBusy(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}, &t0)
 	if err != nil {
 		return p.refused(err)
 	}
@@ -206,6 +206,28 @@ func (p *player) ticket(ctx context.Context) error {
 		dropAt = p.rng.IntN(10)
 	}
 	return p.follow(ctx, games, dropAt)
+}
+
+// unlessBusy sends req, and again after the retry_ms of each busy refusal
+// (counted: the server keeps the games in play on time first), as the
+// page does. sent, if given, is when the last attempt went out.
+func (p *player) unlessBusy(ctx context.Context, req *protocol.Request, sent ...*time.Time) (*protocol.Message, error) {
+	for {
+		if len(sent) > 0 {
+			*sent[0] = time.Now()
+		}
+		m, err := p.c.Request(ctx, req)
+		e, ok := err.(*protocol.Error)
+		if !ok || e.Code != protocol.CodeBusy {
+			return m, err
+		}
+		p.stats.error(protocol.CodeBusy, true)
+		select {
+		case <-time.After(time.Duration(e.RetryMS) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 func (p *player) refused(err error) error {

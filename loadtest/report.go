@@ -39,6 +39,7 @@ type Report struct {
 	LostAcks       []string               `json:"lost_acknowledgements"`
 	RedisKills     int                    `json:"redis_kills"`
 	CPU            map[string]float64     `json:"cpu_ms_per_game,omitempty"` // servers, redis (when spawned), tester
+	Redis          *RedisCommands         `json:"redis_commands,omitempty"`  // INFO commandstats per game (when spawned)
 	Verify         *bool                  `json:"verify_clean,omitempty"`    // keno-server verify on a spawned Redis
 	VerifyOutput   string                 `json:"verify_output,omitempty"`
 	Stakes         int64                  `json:"stakes_cents"`
@@ -66,7 +67,7 @@ type Check struct {
 func reportConfig(c *config) map[string]any {
 	return map[string]any{"url": c.wsURL, "players": c.players, "idle": c.idle, "duration": c.duration.String(),
 		"ramp": c.ramp.String(), "think": c.think.String(), "strategy": c.strategy, "disconnect": c.disconnect,
-		"flooders": c.flooders, "vandals": c.vandals, "grids": c.maxGrids, "procs": c.procs, "profile": c.profile, "cpus": c.cpus, "nice": c.nice}
+		"flooders": c.flooders, "vandals": c.vandals, "grids": c.maxGrids, "procs": c.procs, "profile": c.profile, "cpus": c.cpus, "nice": c.nice, "hog": c.hog}
 }
 
 func (r *Report) finish(c *config, s *Stats) {
@@ -108,6 +109,14 @@ func (r *Report) verdicts(perf bool) {
 			r.check("reveal lateness p99", "< 20 ms", fmt.Sprintf("%.1f ms", lat.P99), lat.P99 < 20)
 			r.check("confirm → accept p99", "< 50 ms", fmt.Sprintf("%.1f ms", acc.P99), acc.P99 < 50)
 		}
+		if cpu := r.CPU; perf && cpu != nil {
+			ms := func(k string) string { return fmt.Sprintf("%.3f ms", cpu[k]) }
+			if _, ok := cpu["servers"]; ok {
+				r.check("server CPU per game", fmt.Sprintf("≤ %.2f ms", goalServerMS), ms("servers"), cpu["servers"] <= goalServerMS)
+				r.check("Redis CPU per game", fmt.Sprintf("≤ %.2f ms", goalRedisMS), ms("redis"), cpu["redis"] <= goalRedisMS)
+			}
+			r.check("load tester CPU per game", fmt.Sprintf("≤ %.2f ms", goalTesterMS), ms("tester"), cpu["tester"] <= goalTesterMS)
+		}
 		r.check("unexpected errors", "0", strconv.FormatInt(sumErrors(r.Errors), 10), sumErrors(r.Errors) == 0)
 		r.check("client balance = wallet", "every player", fmt.Sprintf("%d mismatches", len(r.Mismatches)), len(r.Mismatches) == 0)
 		r.check("games settled exactly once", "every game", fmt.Sprintf("%d unsettled, %d twice", r.Unsettled, r.DoubleSettle), r.Unsettled == 0 && r.DoubleSettle == 0)
@@ -140,7 +149,7 @@ func (r *Report) verdicts(perf bool) {
 	// Redis connections) dominates the difference; the figure is printed
 	// but not judged.
 	if r.Idle >= minIdleJudged && perf {
-		r.check("server memory per idle player", "≤ 20 KiB", fmt.Sprintf("%.1f KiB", r.PerIdleKiB), r.PerIdleKiB <= 20)
+		r.check("server memory per idle player", "≤ 16 KiB", fmt.Sprintf("%.1f KiB", r.PerIdleKiB), r.PerIdleKiB <= 16)
 	}
 }
 
@@ -203,6 +212,9 @@ func (r *Report) text(w io.Writer) {
 	}
 	if r.CPU != nil {
 		fmt.Fprintf(w, "CPU per game (from /proc): servers %.3f ms, redis %.3f ms, load tester %.3f ms\n", r.CPU["servers"], r.CPU["redis"], r.CPU["tester"])
+	}
+	if r.Redis != nil {
+		fmt.Fprintf(w, "Redis (INFO commandstats): %v\n", r.Redis)
 	}
 	if r.RedisKills > 0 || len(r.LostAcks) > 0 {
 		fmt.Fprintf(w, "redis-server killed (-9) and restarted %d times; accepted games lost: %d %v\n", r.RedisKills, len(r.LostAcks), r.LostAcks[:min(len(r.LostAcks), 10)])

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Cost goals per game (ms of CPU), the issue's: Redis is the tier every
+// server shares, so its cost per game is what scale-out costs.
+const (
+	goalServerMS = 0.55
+	goalRedisMS  = 0.15
+	goalTesterMS = 0.40
+)
+
+// RedisCommands is what INFO commandstats says Redis did per game during
+// the run: calls and microseconds of each command, divided by the games.
+type RedisCommands struct {
+	CallsPerGame map[string]float64 `json:"calls_per_game"`
+	UsecPerCall  map[string]float64 `json:"usec_per_call"`
+	UsecPerGame  float64            `json:"usec_per_game"`
+}
+
+// commandStats reads INFO commandstats: calls and usec by command.
+func commandStats(addr string) map[string][2]int64 {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return nil
+	}
+	out := map[string][2]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		// cmdstat_evalsha:calls=12,usec=345,usec_per_call=28.75,…
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		name, found := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !found {
+			continue
+		}
+		var v [2]int64
+		for _, kv := range strings.Split(rest, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(val, 10, 64)
+			switch k {
+			case "calls":
+				v[0] = n
+			case "usec":
+				v[1] = n
+			}
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// perGame is the difference of two commandstats samples per game.
+func perGame(before, after map[string][2]int64, games int64) *RedisCommands {
+	if after == nil || games == 0 {
+		return nil
+	}
+	rc := &RedisCommands{CallsPerGame: map[string]float64{}, UsecPerCall: map[string]float64{}}
+	for name, a := range after {
+		b := before[name]
+		calls, usec := a[0]-b[0], a[1]-b[1]
+		if calls <= 0 {
+			continue
+		}
+		rc.CallsPerGame[name] = float64(calls) / float64(games)
+		rc.UsecPerCall[name] = float64(usec) / float64(calls)
+		rc.UsecPerGame += float64(usec) / float64(games)
+	}
+	return rc
+}
+
+func (rc *RedisCommands) String() string {
+	names := make([]string, 0, len(rc.CallsPerGame))
+	for n := range rc.CallsPerGame {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return rc.CallsPerGame[names[i]]*rc.UsecPerCall[names[i]] > rc.CallsPerGame[names[j]]*rc.UsecPerCall[names[j]]
+	})
+	var parts []string
+	for _, n := range names {
+		if rc.CallsPerGame[n] < 0.01 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f×%.1f µs", n, rc.CallsPerGame[n], rc.UsecPerCall[n]))
+	}
+	return fmt.Sprintf("%.0f µs of commands per game: %s", rc.UsecPerGame, strings.Join(parts, ", "))
+}
+
+// startHog runs a neighbour that keeps share of one core busy (a child
+// process of this binary: its CPU is not the tester's, and the scheduler
+// treats it as any other program on the host). The function returned
+// stops it.
+func startHog(share float64) (func(), error) {
+	if share <= 0 {
+		return func() {}, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "-hog-child", strconv.FormatFloat(share, 'f', 3, 64))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() { cmd.Process.Kill(); cmd.Wait() }, nil
+}
+
+// hog spins for share of every 10 ms and sleeps the rest, forever.
+func hog(share float64) {
+	const period = 10 * time.Millisecond
+	busy := time.Duration(float64(period) * share)
+	for {
+		start := time.Now()
+		for time.Since(start) < busy {
+		}
+		time.Sleep(period - busy)
+	}
+}
+
+// profileServer saves 20 s of the server's CPU profile, taken once the ramp
+// is over.
+func profileServer(ctx context.Context, admin string, after time.Duration, file string) {
+	select {
+	case <-time.After(after):
+	case <-ctx.Done():
+		return
+	}
+	resp, err := http.Get(admin + "/debug/pprof/profile?seconds=20")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "keno-loadtest: server profile:", err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "keno-loadtest: server profile:", err)
+		return
+	}
+	defer f.Close()
+	io.Copy(f, resp.Body)
+}
