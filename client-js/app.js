@@ -67,6 +67,7 @@ export function explain(err) {
     case "exclusion_in_force":
       return say(key, vars, "warn", { label: "action.limits", run: () => panels.openLimits() });
     case "rate_limited":
+    case "busy":
     case "disconnected":
     case "maintenance":
       return say(key, vars, "warn");
@@ -219,9 +220,25 @@ async function review() {
     grids.push({ picks: [...g.picks].sort((a, b) => a - b), stake: g.stake });
   }
   try {
-    showSummary(await state.client.ticket(grids));
+    showSummary(await unlessBusy(() => state.client.ticket(grids)));
   } catch (e) {
     explain(e);
+  }
+}
+
+// unlessBusy runs request, and again after each "busy" refusal (the server
+// keeps the games in play on time first; nothing was debited), saying so,
+// a few times before giving up.
+async function unlessBusy(request) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (e) {
+      if (e?.code !== "busy" || attempt >= 5) throw e;
+      const ms = e.retryMs || 2000;
+      say("error.busy", { s: Math.ceil(ms / 1000) }, "warn");
+      await new Promise((r) => setTimeout(r, ms));
+    }
   }
 }
 
@@ -252,7 +269,7 @@ async function confirmTicket() {
   $("#btn-confirm").disabled = true;
   const total = state.ticket?.total ?? 0;
   try {
-    const acc = await state.client.confirm(state.ticket.ticket);
+    const acc = await unlessBusy(() => state.client.confirm(state.ticket.ticket));
     setBalance(acc.balance);
     state.session.staked += total;
     state.ticketStake = total;

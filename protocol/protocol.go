@@ -245,6 +245,7 @@ const (
 	CodeMaintenance       = "maintenance"     // the operator's maintenance: no new ticket; games in play finish
 	CodeKicked            = "kicked"          // the operator ended the session (kick, block, exclusion)
 	CodeBlocked           = "account_blocked" // hello of a player the operator blocked
+	CodeBusy              = "busy"            // the server keeps the games in play on time first: nothing was debited; retry after retry_ms
 	CodeInternal          = "internal"
 )
 
@@ -257,7 +258,7 @@ type Error struct {
 	Reason    string `json:"reason,omitempty"`    // limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded
 	Limit     int64  `json:"limit,omitempty"`     // the limit in force
 	Available int64  `json:"available,omitempty"` // balance, or room left under the limit
-	RetryMS   int64  `json:"retry_ms,omitempty"`  // rate_limited: when to try again
+	RetryMS   int64  `json:"retry_ms,omitempty"`  // rate_limited, busy: when to try again
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

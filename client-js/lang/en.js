@@ -251,6 +251,7 @@ export default {
   "error.no_such_ticket": "This ticket is no longer under review: build it again.",
   "error.no_such_game": "No such game (older than 31 days?).",
   "error.unauthorized": "Session expired or invalid: sign in again.",
+  "error.busy": "Many players right now: nothing was debited; trying again in {s} s…",
   "error.rate_limited": "Slow down: try again in {s} s.",
   "error.forbidden": "Not allowed.",
   "error.server_problem": "Server problem: reconnecting; your game is safe.",

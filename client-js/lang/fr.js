@@ -252,6 +252,7 @@ export default {
   "error.no_such_ticket": "Ce ticket n'est plus en attente : refaites-le.",
   "error.no_such_game": "Jeu introuvable (plus de 31 jours ?).",
   "error.unauthorized": "Session expirée ou invalide : reconnectez-vous.",
+  "error.busy": "Beaucoup de joueurs en ce moment : rien n'a été débité ; nouvel essai dans {s} s…",
   "error.rate_limited": "Doucement : réessayez dans {s} s.",
   "error.forbidden": "Opération non autorisée.",
   "error.server_problem": "Problème du serveur : reconnexion ; votre jeu est conservé.",

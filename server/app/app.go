@@ -359,13 +359,8 @@ func (a *App) opsBooks(w http.ResponseWriter, r *http.Request) {
 func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	bg, stop := context.WithCancel(context.Background())
 	defer stop()
-	go a.Hub.Sweep(bg)
-	go a.Hub.ListenTakeovers(bg)
-	go a.Hub.WatchControls(bg)
-	go a.Hub.KeepLeases(bg)
-	go a.Hub.Reap(bg)
-	unindexed := make(chan struct{})
-	go func() { a.Hub.FlushUnindex(bg); close(unindexed) }()
+	hubDone := make(chan struct{})
+	go func() { a.Hub.Run(bg); close(hubDone) }()
 	go a.Ops.run(bg)
 	archived := make(chan struct{})
 	go func() {
@@ -404,7 +399,7 @@ func (a *App) Run(ctx context.Context, public, admin net.Listener) error {
 	srv.Shutdown(sctx) // stops accepting; hijacked WebSockets are ours to close
 	a.Hub.Shutdown(sctx)
 	stop()
-	<-unindexed
+	<-hubDone
 	<-archived
 	if a.Archive != nil {
 		a.Archive.Close()

@@ -122,6 +122,7 @@ func ParseConfig(args []string) (Config, error) {
 	fs.Int64Var(&c.Wallet.TicketMax, "ticket-max", envInt64("TICKET_MAX", c.Wallet.TicketMax), "largest ticket total in cents (TICKET_MAX; the rules say 500 €)")
 	fs.DurationVar(&c.Wallet.RaiseDelay, "limit-raise-delay", envDuration("LIMIT_RAISE_DELAY", c.Wallet.RaiseDelay), "delay before a raised limit applies (LIMIT_RAISE_DELAY)")
 	connIP := fs.Int("conn-rate-ip", envInt("CONN_RATE_IP", 30), "WebSocket connection attempts per second per IP, burst twice that; 0 disables (load tests from one address) (CONN_RATE_IP)")
+	maxInPlay := fs.Int("max-games-in-play", envInt("MAX_GAMES_IN_PLAY", 0), "most games in play on this server at once, its tested capacity; beyond it new tickets are refused busy (the server also lowers its own limit while reveals run late) (MAX_GAMES_IN_PLAY; 0: no fixed ceiling)")
 	lease := fs.Duration("lease", envDuration("LEASE_TTL", 30*time.Second), "ownership lease of a player's session; a crashed server's players are free after this (LEASE_TTL)")
 	fs.StringVar(&c.AdminAddr, "admin-addr", env("ADMIN_ADDR", "127.0.0.1:9090"), "the operator's listener: /metrics, the live-ops page, /api/ops/* (cashier), /debug/pprof; keep it off the public network (ADMIN_ADDR)")
 	drainDelay := fs.Duration("drain-delay", envDuration("DRAIN_DELAY", 0), "on SIGTERM /readyz fails at once and new tickets are refused; the listener closes this much later, once the load balancer has seen it (DRAIN_DELAY; 5s behind one)")
@@ -179,6 +180,8 @@ func ParseConfig(args []string) (Config, error) {
 		return c, fmt.Errorf("ARCHIVE_EVERY must be at least 10ms, got %s", c.ArchiveEvery)
 	case c.ReplicaAcks < 0:
 		return c, fmt.Errorf("REDIS_REPLICA_ACKS must not be negative, got %d", c.ReplicaAcks)
+	case *maxInPlay < 0:
+		return c, fmt.Errorf("MAX_GAMES_IN_PLAY must not be negative, got %d", *maxInPlay)
 	}
 	if c.AdminAddr == c.Addr && !strings.HasSuffix(c.Addr, ":0") {
 		return c, fmt.Errorf("ADMIN_ADDR must differ from ADDR (%s): the admin surfaces stay off the public port", c.Addr)
@@ -195,6 +198,7 @@ func ParseConfig(args []string) (Config, error) {
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
+	c.Session.MaxInPlay = *maxInPlay
 	c.DrainDelay, c.DrainTimeout = *drainDelay, *drainTimeout
 	c.HTTPIdle = 30 * time.Second
 	switch *pretty {

@@ -119,8 +119,6 @@ type bucket struct {
 
 func newOpsFeed(a *App) *OpsFeed { return &OpsFeed{a: a, subs: map[chan []byte]struct{}{}} }
 
-const serversKey = "keno:servers" // hash: server id → JSON heartbeat
-
 // heartbeat is a server's contribution to the cluster-wide figures.
 type heartbeat struct {
 	At     int64   `json:"at"`
@@ -251,16 +249,12 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 
 	// Cluster-wide figures: every server publishes a heartbeat in Redis.
 	hb, _ := json.Marshal(heartbeat{At: s.At, Online: s.Online, GPS: s.GamesPerSec, Stakes: cur.stakes, Win: cur.wins})
-	pipe := a.Redis.Pipeline()
-	pipe.HSet(ctx, serversKey, a.Cfg.ServerID, hb)
-	all := pipe.HGetAll(ctx, serversKey)
-	wins := pipe.LRange(ctx, session.BigWinsKey, 0, 9)
-	pipe.Exec(ctx)
+	all, wins, _ := a.Store.Heartbeat(ctx, a.Cfg.ServerID, hb, 10)
 	var stakesCl, winsCl float64
-	for id, v := range all.Val() {
+	for id, v := range all {
 		var h heartbeat
 		if json.Unmarshal([]byte(v), &h) != nil || now.UnixMilli()-h.At > 10_000 {
-			a.Redis.HDel(ctx, serversKey, id) // a server gone quiet
+			a.Store.ForgetServer(ctx, id) // a server gone quiet
 			continue
 		}
 		s.Servers++
@@ -280,7 +274,7 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		s.OpenGames = open
 		a.Metrics.RecoveryBacklog.Set(float64(backlog))
 	}
-	for _, w := range wins.Val() {
+	for _, w := range wins {
 		var bw session.BigWin
 		if json.Unmarshal([]byte(w), &bw) == nil {
 			s.BigWins = append(s.BigWins, bw)

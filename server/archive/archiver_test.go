@@ -76,12 +76,17 @@ func play(b *testing.B, s *wallet.Store, prefix string, players, perPlayer int) 
 				return
 			}
 			fence, _ := s.Claim(ctx, player, time.Hour)
-			src := engine.NewSecureSource()
 			picks, _ := engine.ValidatePicks([]int{2, 7, 11, 19, 23, 31})
 			for i := 0; i < perPlayer; i++ {
-				o, _ := tab.Deal(src, picks, 100)
+				seed, client, nonce, err := s.Seeds(ctx, player, 0)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				o, _ := tab.Deal(engine.NewFairSource(seed, client, nonce), picks, 100)
 				id := fmt.Sprintf("%s-%d", player, i)
-				tk := wallet.Ticket{ID: id, Games: []wallet.GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Created: time.Now().UnixMilli(), Outcome: o}}}
+				tk := wallet.Ticket{ID: id, Seed: seed, Games: []wallet.GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Created: time.Now().UnixMilli(),
+					Fair: wallet.Fairness{Commit: engine.SeedCommitment(seed), ClientSeed: client, Nonce: nonce}, Outcome: o}}}
 				if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
 					b.Error(err)
 					return

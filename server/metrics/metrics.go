@@ -43,6 +43,10 @@ type Metrics struct {
 	BigWins        prometheus.Counter
 	RTPObserved    prometheus.GaugeFunc // wins / stakes since this server started
 
+	Busy        prometheus.Counter // tickets refused busy: the server keeps the games in play on time first
+	GamesInPlay prometheus.Gauge
+	AdmitLimit  prometheus.Gauge // games allowed in play (+Inf: no limit)
+
 	RecoveryBacklog prometheus.Gauge // abandoned games due over a minute ago, not yet settled (cluster-wide)
 
 	// The archiver (PostgreSQL), on the server holding its lease.
@@ -83,6 +87,10 @@ func New() *Metrics {
 		RedisUsedMem:   f.gauge("keno_redis_used_memory_bytes", "Redis used_memory summed over the masters, as this server last read it."),
 		RedisMaxMem:    f.gauge("keno_redis_maxmemory_bytes", "Redis maxmemory summed over the masters (0: none set)."),
 		BigWins:        f.counter("keno_big_wins_total", "Wins of at least 100 times the stake."),
+
+		Busy:        f.counter("keno_busy_refusals_total", "Tickets refused busy (retry later) to keep the games in play on time."),
+		GamesInPlay: f.gauge("keno_games_in_play", "Games accepted and not yet finished on this server."),
+		AdmitLimit:  f.gauge("keno_admission_limit_games", "Games this server allows in play now (+Inf until reveals run late or bets slow down)."),
 
 		RecoveryBacklog: f.gauge("keno_recovery_backlog_games", "Abandoned games whose grace period ended over a minute ago and that no server has settled yet (cluster-wide)."),
 		ArchiveLag:      f.gauge("keno_archive_lag_seconds", "How long since everything older than the hot window was last archived (0: caught up)."),

@@ -6,22 +6,18 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/redis/go-redis/v9"
 
 	"keno/protocol"
+	"keno/server/wallet"
 )
 
 // Live operations, cluster-wide: maintenance (no new ticket anywhere;
 // games in play finish), a message to every connected player, and
 // ending a player's sessions (kick, block, exclusion). The state lives in
-// Redis (MaintenanceKey); changes are published on ControlChannel so every
-// server applies them at once, and each server also re-reads the key every
-// few seconds, so a missed message or a restart cannot leave it behind.
-
-const (
-	MaintenanceKey = "keno:maintenance" // the message shown while in maintenance; absent: open
-	ControlChannel = "keno:control"
-)
+// Redis (wallet.SetMaintenance); changes are published on the control
+// channel so every server applies them at once, and each server also
+// re-reads the state every few seconds, so a missed message or a restart
+// cannot leave it behind.
 
 // control is one published order.
 type control struct {
@@ -34,14 +30,7 @@ type control struct {
 
 // SetMaintenance starts (text != "") or ends maintenance cluster-wide.
 func (h *Hub) SetMaintenance(ctx context.Context, text string) error {
-	rdb := h.store.Redis()
-	var err error
-	if text == "" {
-		err = rdb.Del(ctx, MaintenanceKey).Err()
-	} else {
-		err = rdb.Set(ctx, MaintenanceKey, text, 0).Err()
-	}
-	if err != nil {
+	if err := h.store.SetMaintenance(ctx, text); err != nil {
 		return err
 	}
 	c := control{Kind: "maintenance", Text: text}
@@ -79,15 +68,12 @@ func (h *Hub) Kick(ctx context.Context, player, reason string) error {
 
 func (h *Hub) publish(ctx context.Context, c control) error {
 	b, _ := json.Marshal(c)
-	return h.store.Redis().Publish(ctx, ControlChannel, b).Err()
+	return h.store.Publish(ctx, wallet.ControlChannel, b)
 }
 
-// WatchControls applies the published orders until ctx ends.
-func (h *Hub) WatchControls(ctx context.Context) {
-	rdb := h.store.Redis()
-	sub := rdb.Subscribe(ctx, ControlChannel)
-	defer sub.Close()
-	ch := sub.Channel(redis.WithChannelSize(256))
+// watchControls applies the published orders until ctx ends.
+func (h *Hub) watchControls(ctx context.Context) {
+	ch := h.store.Subscribe(ctx, wallet.ControlChannel, 256)
 	refresh := time.NewTicker(3 * time.Second)
 	defer refresh.Stop()
 	h.readMaintenance(ctx)
@@ -111,11 +97,12 @@ func (h *Hub) WatchControls(ctx context.Context) {
 }
 
 func (h *Hub) readMaintenance(ctx context.Context) {
-	v, err := h.store.Redis().Get(ctx, MaintenanceKey).Result()
+	v, err := h.store.Maintenance(ctx)
 	switch {
-	case err == redis.Nil:
+	case err != nil: // keep what was known
+	case v == "":
 		h.maintenance.Store(nil)
-	case err == nil:
+	default:
 		h.maintenance.Store(&v)
 	}
 }

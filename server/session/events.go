@@ -59,7 +59,4 @@ func (e *Events) RTPByPicks() [engine.MaxPicks + 1]RTPSums {
 // BigWinFactor: a win of at least this many stakes is a big win.
 const BigWinFactor = 100
 
-// BigWinsKey is the Redis list of the latest big wins, cluster-wide.
-const BigWinsKey = "keno:bigwins"
-
 func newEvents() *Events { return &Events{} }

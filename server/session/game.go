@@ -34,15 +34,22 @@ type decision struct {
 // player came back (what they had seen, or what ran while they were away)
 // is sent at once, the rest at its pace; games not yet started start at
 // theirs.
+//
+// A new ticket's games were admitted by confirm; resumed ones are counted
+// in play here. Each counts done as it finishes, and whatever did not
+// play when the goroutine ends (the session ended, Redis failed).
 func (s *Session) play(games []*wallet.GameState, resumed bool) {
+	if resumed {
+		s.hub.admit.force(len(games))
+	}
 	done := make(chan struct{})
 	s.mu.Lock()
 	s.playing = done
 	s.mu.Unlock()
 	s.hub.warm.Go(func() {
-		s.hold()
+		left := len(games)
 		defer func() {
-			s.letGo()
+			s.hub.admit.done(left)
 			s.mu.Lock()
 			s.playing, s.await = nil, nil
 			s.mu.Unlock()
@@ -71,6 +78,8 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 				}
 			}
 			win, balance, ok := s.playGame(g, start, caughtUp)
+			left--
+			s.hub.admit.done(1)
 			if !ok {
 				return // the session ended or Redis failed: the game stays open for recovery
 			}
@@ -90,8 +99,6 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 // settledWins reads a ticket's first n games (all settled) in one round
 // trip: their wins, and when the last of them was settled.
 func (s *Session) settledWins(ticket string, n int) ([]int64, time.Time, error) {
-	s.letGo() // what is due goes out before the Redis round trip
-	defer s.hold()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	ids := make([]string, n)
@@ -142,9 +149,6 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 	m.T = when.UnixMilli()
 	if when.After(p.caughtUp) {
 		if d := time.Until(when); d > 0 {
-			if !p.s.letGo() {
-				return false
-			}
 			if p.timer == nil {
 				p.timer = time.NewTimer(d)
 			} else {
@@ -155,9 +159,10 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 			case <-p.s.ctx.Done():
 				return false
 			}
-			p.s.hold()
 		}
-		p.s.hub.metrics.RevealLateness.Observe(time.Since(when).Seconds())
+		late := time.Since(when)
+		p.s.hub.metrics.RevealLateness.Observe(late.Seconds())
+		p.s.hub.admit.sent(late)
 	}
 	return p.s.send(m)
 }
@@ -275,8 +280,6 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 
 // settle pays the game (once, whatever happens) and updates the figures.
 func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlement, error) {
-	s.letGo() // what is due goes out before the Redis round trip
-	defer s.hold()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var st wallet.Settlement
@@ -311,10 +314,7 @@ func (h *Hub) countSettled(player string, g *wallet.GameState, res engine.Result
 	if res.Win >= BigWinFactor*o.Stake {
 		h.metrics.BigWins.Inc()
 		b, _ := json.Marshal(BigWin{time.Now().UnixMilli(), player, g.ID, o.Stake, res.Win})
-		pipe := h.store.Redis().Pipeline()
-		pipe.LPush(context.Background(), BigWinsKey, b)
-		pipe.LTrim(context.Background(), BigWinsKey, 0, 19)
-		pipe.Exec(context.Background())
+		h.store.AddBigWin(context.Background(), b)
 	}
 }
 
@@ -330,10 +330,6 @@ func (s *Session) expect(game, kind string) chan decision {
 // decide waits for the choice expected. A player who does not choose
 // within DecisionTimeout gets the default (stop, first box).
 func (s *Session) decide(ch chan decision) (decision, bool) {
-	if !s.letGo() {
-		return decision{}, false
-	}
-	defer s.hold()
 	s.setPaused(true) // the offer is out: a shutdown may end the session here
 	defer s.setPaused(false)
 	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
@@ -380,10 +376,6 @@ func (s *Session) decision(req *protocol.Request, kind string, d decision) {
 // record makes a choice durable (journaled) before it takes effect, then
 // acknowledges it.
 func (s *Session) record(game, reqID, field, value string) bool {
-	if !s.letGo() {
-		return false
-	}
-	defer s.hold()
 	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	defer cancel()
 	err := retryTransient(ctx, func() error {
@@ -418,14 +410,16 @@ func boolValue(b bool) string {
 
 // retryTransient repeats op while it fails for a passing reason — Redis
 // restarting or failing over, a write not yet replicated — with backoff,
-// until ctx ends. Refusals (*wallet.Error) are answers, not failures, and
-// come back at once. Every operation retried this way is idempotent.
+// until ctx ends. Refusals (*wallet.Error, *wallet.FairMoved) are
+// answers, not failures, and come back at once. Every operation retried
+// this way is idempotent.
 func retryTransient(ctx context.Context, op func() error) error {
 	delay := 50 * time.Millisecond
 	for {
 		err := op()
 		var we *wallet.Error
-		if err == nil || errors.As(err, &we) || ctx.Err() != nil {
+		var moved *wallet.FairMoved
+		if err == nil || errors.As(err, &we) || errors.As(err, &moved) || ctx.Err() != nil {
 			return err
 		}
 		select {

@@ -28,6 +28,9 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 	if err := s.hub.errMaintenance(); err != nil {
 		return err
 	}
+	if !s.hub.admit.open(len(req.Grids)) {
+		return s.hub.busy()
+	}
 	grids := make([]gridSpec, len(req.Grids))
 	for i, g := range req.Grids {
 		if !s.hub.table.ValidStake(g.Stake) {
@@ -56,11 +59,10 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 //
 // It also does now what the bet needs done before it and what does not
 // depend on the player's decision, so that confirming is one round trip:
-// it reserves the provably fair nonces (a ticket never confirmed simply
-// skips them), and writes the recovery-index entries of its games (before
-// the debit, so that a crash right after it still leaves the games
-// findable by any server; the sweeper drops entries whose bet never
-// landed once the player has gone).
+// it writes the recovery-index entries of its games (before the debit, so
+// that a crash right after it still leaves the games findable by any
+// server; the sweeper drops entries whose bet never landed once the
+// player has gone). The provably fair nonces are taken by the bet itself.
 func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) error {
 	var total int64
 	out := make([]protocol.GridSummary, len(grids))
@@ -73,20 +75,19 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		t.ids[i] = gameID(t.id, i)
 	}
 	var (
-		wg                        sync.WaitGroup
-		acct                      wallet.Account
-		lim                       wallet.Limits
-		standErr, seedErr, idxErr error
+		wg               sync.WaitGroup
+		acct             wallet.Account
+		lim              wallet.Limits
+		standErr, idxErr error
 	)
 	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
-	s.hub.warm.Join(&wg, func() { seedErr = s.reserve(ctx, t) })
 	s.hub.warm.Join(&wg, func() {
 		idxErr = retryTransient(ctx, func() error {
 			return s.hub.store.IndexOpen(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
 		})
 	})
 	wg.Wait()
-	if err := errors.Join(standErr, seedErr, idxErr); err != nil {
+	if err := errors.Join(standErr, idxErr); err != nil {
 		s.dropIndex(t)
 		return err
 	}
@@ -119,14 +120,21 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 // gameID names the i-th game of a ticket.
 func gameID(ticket string, i int) string { return ticket + "-" + strconv.Itoa(i) }
 
-// reserve takes the nonces of t's games on the player's current seeds.
-func (s *Session) reserve(ctx context.Context, t *pendingTicket) error {
-	return retryTransient(ctx, func() (err error) {
+// loadFair reads the player's provably fair inputs (creating a seed if
+// there is none) and keeps them for the next ticket.
+func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
+	var f fairInputs
+	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		t.seed, t.client, t.first, err = s.hub.store.Seeds(ctx, s.player, len(t.grids))
+		f.seed, f.client, f.next, err = s.hub.store.Seeds(ctx, s.player, 0)
 		s.hub.metrics.ObserveRedis("seeds", t0, err)
 		return err
 	})
+	if err != nil {
+		return wallet.FairState{}, err
+	}
+	s.fair = &f
+	return wallet.FairState{Commit: engine.SeedCommitment(f.seed), ClientSeed: f.client, NextNonce: f.next}, nil
 }
 
 // dropIndex removes the recovery entries of a ticket that will not be
@@ -138,17 +146,6 @@ func (s *Session) dropIndex(t *pendingTicket) {
 	for _, id := range t.ids {
 		s.hub.unindexLater(s.player, id)
 	}
-}
-
-// reseed makes a ticket awaiting confirmation take its nonces again when
-// the seeds change (a rotated seed is revealed: no game may be dealt from
-// it), as it would have if built afterwards.
-func (s *Session) reseed() {
-	s.mu.Lock()
-	if s.pending != nil {
-		s.pending.seed = nil
-	}
-	s.mu.Unlock()
 }
 
 func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
@@ -168,35 +165,43 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if playing {
 		return protocol.Errf(protocol.CodeNotYourTurn, "a ticket is still in play; confirm when it is over")
 	}
-	if t.seed == nil {
-		if err := s.reserve(ctx, t); err != nil {
+	// Admitted before anything is written; released unless the games play.
+	if !s.hub.admit.take(len(t.grids)) {
+		return s.hub.busy()
+	}
+	admitted := len(t.grids)
+	defer func() { s.hub.admit.done(admitted) }()
+	if s.fair == nil {
+		if _, err := s.loadFair(ctx); err != nil {
 			return err
 		}
 	}
-
-	// Fix every outcome now, from the committed seed: nothing random later.
-	now := time.Now()
-	commit := engine.SeedCommitment(t.seed)
-	tk := wallet.Ticket{ID: t.id}
-	for i, g := range t.grids {
-		nonce := t.first + uint64(i)
-		o, err := s.hub.table.Deal(engine.NewFairSource(t.seed, t.client, nonce), g.picks, g.stake)
-		if err != nil {
+	// One round trip: the bet script checks the provably fair inputs, the
+	// bet rate and every limit. Retried with the same ticket id: a bet
+	// that landed although its reply was lost answers "dup" the second
+	// time, and is played. Inputs that moved (another session took nonces)
+	// are dealt from again.
+	var (
+		tk      wallet.Ticket
+		balance int64
+		err     error
+	)
+	for attempt := 0; ; attempt++ {
+		if tk, err = s.deal(t); err != nil {
 			return err
 		}
-		tk.Games = append(tk.Games, wallet.GameRecord{ID: t.ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
-			Player: s.player, Created: now.UnixMilli(), Fair: wallet.Fairness{Commit: commit, ClientSeed: t.client, Nonce: nonce}, Outcome: o})
+		err = retryTransient(ctx, func() (err error) {
+			t0 := time.Now()
+			balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fenceToken(), tk)
+			s.hub.metrics.ObserveRedis("bet", t0, err)
+			return err
+		})
+		var moved *wallet.FairMoved
+		if !errors.As(err, &moved) || attempt == 3 {
+			break
+		}
+		s.fair = &fairInputs{seed: moved.Seed, client: moved.Client, next: moved.Next}
 	}
-	// One round trip: the bet script checks the bet rate and every limit.
-	// Retried with the same ticket id: a bet that landed although its reply
-	// was lost answers "dup" the second time, and is played.
-	var balance int64
-	err := retryTransient(ctx, func() (err error) {
-		t0 := time.Now()
-		balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fenceToken(), tk)
-		s.hub.metrics.ObserveRedis("bet", t0, err)
-		return err
-	})
 	if err != nil {
 		// A refused bet left nothing behind: the ticket awaits another
 		// confirmation. An unanswered one may have landed, so its
@@ -206,11 +211,13 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		}
 		return err
 	}
+	s.fair.next += uint64(len(tk.Games))
 	s.mu.Lock()
 	s.pending = nil
 	s.last = t.grids
 	s.mu.Unlock()
 
+	commit := tk.Games[0].Fair.Commit
 	refs := make([]protocol.GameRef, len(tk.Games))
 	states := make([]*wallet.GameState, len(tk.Games))
 	for i, g := range tk.Games {
@@ -220,9 +227,31 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		s.hub.metrics.StakesCents.Add(float64(g.Outcome.Stake))
 	}
 	s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
-	s.hub.metrics.ConfirmAccept.Observe(time.Since(start).Seconds())
+	took := time.Since(start)
+	s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
+	s.hub.admit.accepted(took)
+	admitted = 0 // play counts them done, one by one
 	s.play(states, false)
 	return nil
+}
+
+// deal fixes every outcome of t now, from the player's committed inputs:
+// nothing random later.
+func (s *Session) deal(t *pendingTicket) (wallet.Ticket, error) {
+	f := s.fair
+	now := time.Now().UnixMilli()
+	commit := engine.SeedCommitment(f.seed)
+	tk := wallet.Ticket{ID: t.id, Seed: f.seed}
+	for i, g := range t.grids {
+		nonce := f.next + uint64(i)
+		o, err := s.hub.table.Deal(engine.NewFairSource(f.seed, f.client, nonce), g.picks, g.stake)
+		if err != nil {
+			return tk, err
+		}
+		tk.Games = append(tk.Games, wallet.GameRecord{ID: t.ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
+			Player: s.player, Created: now, Fair: wallet.Fairness{Commit: commit, ClientSeed: f.client, Nonce: nonce}, Outcome: o})
+	}
+	return tk, nil
 }
 
 // replay builds a ticket identical to the last one, or to a game of the
@@ -360,8 +389,7 @@ func (s *Session) clientSeed(ctx context.Context, req *protocol.Request) error {
 	if err := s.hub.store.SetClientSeed(ctx, s.player, req.Seed); err != nil {
 		return err
 	}
-	s.reseed()
-	f, err := s.hub.store.Fair(ctx, s.player)
+	f, err := s.loadFair(ctx)
 	if err != nil {
 		return err
 	}
@@ -376,12 +404,13 @@ func (s *Session) rotateSeed(ctx context.Context, req *protocol.Request) error {
 	} else if len(open) > 0 {
 		return protocol.Errf(protocol.CodeNotYourTurn, "finish the game in play before rotating the seed")
 	}
-	s.reseed() // before: a confirmation must not deal from the seed about to be revealed
+	// (No bet can deal from the revealed seed: the bet script checks the
+	// seed it names is the current one.)
 	revealed, games, commit, err := s.hub.store.RotateSeed(ctx, s.player)
 	if err != nil {
 		return err
 	}
-	f, err := s.hub.store.Fair(ctx, s.player)
+	f, err := s.loadFair(ctx)
 	if err != nil {
 		return err
 	}

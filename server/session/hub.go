@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"keno/engine"
 	"keno/protocol"
@@ -50,6 +50,7 @@ type Config struct {
 	DevMode         bool
 	NotDurable      bool // dev only: Redis does not keep the durability contract; clients are told
 	SweepEvery      time.Duration
+	MaxInPlay       int               // the operator's ceiling on games in play on this server (0: none; admission.go)
 	ClientIP        clientip.Resolver // who a connection is from (per-IP limits)
 	// OriginPatterns: host patterns of other sites' pages allowed to open
 	// game sockets; none: only pages of the game's own origin (and
@@ -98,13 +99,56 @@ type Hub struct {
 	connSeq     atomic.Int64           // numbers connections, to spread lease renewals
 	settledQ    chan wallet.DueGame    // settled games to drop from the recovery index
 	warm        *warmPool              // runs requests and games (warm.go)
+	admit       *admission             // refuses new tickets busy while games in play run late (admission.go)
 }
 
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
-	return &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
+	h := &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
 		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
 		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
+	h.admit = newAdmission(cfg.MaxInPlay, func(limit, inPlay int64) {
+		m.AdmitLimit.Set(float64(limit))
+		if limit == math.MaxInt64 {
+			m.AdmitLimit.Set(math.Inf(1))
+		}
+		m.GamesInPlay.Set(float64(inPlay))
+	})
+	return h
+}
+
+// Run runs the hub's background loops until ctx ends, and returns when
+// every one of them has (the last flush of the recovery queue included):
+// no goroutine of the hub outlives it. Sessions are not among them: each
+// belongs to its connection, and Shutdown ends them.
+func (h *Hub) Run(ctx context.Context) error {
+	var g errgroup.Group
+	for _, loop := range []func(context.Context){
+		h.sweep,           // settles abandoned games (recovery.go)
+		h.flushUnindex,    // drops settled games from the recovery index (recovery.go)
+		h.keepLeases,      // renews the local sessions' ownership leases
+		h.listenTakeovers, // ends sessions whose player connected elsewhere
+		h.watchControls,   // applies the operator's orders (control.go)
+		h.reap,            // closes silent connections
+		h.admit.adjust,    // sets how many games may be in play (admission.go)
+	} {
+		g.Go(func() error { loop(ctx); return nil })
+	}
+	return g.Wait()
+}
+
+// Every runs fn every d until ctx ends (the first run after d).
+func Every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
 }
 
 // Config returns the session configuration.
@@ -138,7 +182,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The session runs in a goroutine of its own and this handler returns:
 	// net/http's connection goroutine, its deep stack and the upgrade
 	// request are then freed, which keeps an idle player's footprint small.
-	s := newSession(h, conn, sb.cork, ip)
+	s := newSession(h, conn, sb.w, ip)
 	h.mu.Lock()
 	if h.closing { // shutdown began during the upgrade: its Wait must not race an Add
 		h.mu.Unlock()
@@ -158,11 +202,11 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // smallBuffers hands the WebSocket library smaller read and write buffers
 // than net/http's 4 KiB each: frames here are a few hundred bytes, and an
 // idle player's memory is mostly buffers. Bytes the client sent right
-// after the upgrade request are carried over. Writes go through a
-// corkConn, which the session uses to batch messages due together.
+// after the upgrade request are carried over. Writes go through the
+// connection's writer, which batches messages due together.
 type smallBuffers struct {
 	http.ResponseWriter
-	cork *corkConn
+	w *writer
 }
 
 const (
@@ -180,8 +224,8 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if _, err := r.Peek(len(pending)); err != nil {
 		return nil, nil, err
 	}
-	w.cork = &corkConn{Conn: conn}
-	return w.cork, bufio.NewReadWriter(r, bufio.NewWriterSize(w.cork, writeBuffer)), nil
+	w.w = &writer{conn: conn}
+	return w.w, bufio.NewReadWriter(r, bufio.NewWriterSize(w.w, writeBuffer)), nil
 }
 
 func retryAfter(d time.Duration) string {
@@ -208,7 +252,7 @@ func (h *Hub) register(s *Session) bool {
 		old.takenOver()
 	}
 	h.metrics.Sessions.Inc()
-	h.store.Redis().Publish(context.Background(), takeoverChannel, s.player+"|"+s.fenceToken())
+	h.store.Publish(context.Background(), wallet.TakeoverChannel, []byte(s.player+"|"+s.fenceToken()))
 	return true
 }
 
@@ -234,9 +278,9 @@ func (h *Hub) forget(s *Session) {
 	h.mu.Unlock()
 }
 
-// Reap closes connections silent for longer than IdleTimeout (dead peers
+// reap closes connections silent for longer than IdleTimeout (dead peers
 // that never sent a close), every IdleTimeout/4, until ctx ends.
-func (h *Hub) Reap(ctx context.Context) {
+func (h *Hub) reap(ctx context.Context) {
 	Every(ctx, max(h.cfg.IdleTimeout/4, time.Second), func() {
 		cutoff := time.Now().Add(-h.cfg.IdleTimeout).Unix()
 		var dead []*Session
@@ -255,12 +299,12 @@ func (h *Hub) Reap(ctx context.Context) {
 	})
 }
 
-// KeepLeases renews the ownership lease of every local session until ctx
+// keepLeases renews the ownership lease of every local session until ctx
 // ends. Sessions are spread over leaseSlots slots renewed in turn, so that
 // Redis sees a steady trickle of small pipelines rather than one burst of
 // every player at once. A session whose lease was taken (its player
 // connected elsewhere, or it stalled past the TTL) is ended.
-func (h *Hub) KeepLeases(ctx context.Context) {
+func (h *Hub) keepLeases(ctx context.Context) {
 	const leaseSlots = 64
 	slot := 0
 	Every(ctx, h.cfg.LeaseTTL/3/leaseSlots, func() {
@@ -288,14 +332,10 @@ func (h *Hub) KeepLeases(ctx context.Context) {
 	})
 }
 
-const takeoverChannel = "keno:takeover"
-
-// ListenTakeovers ends local sessions when their player connects to another
+// listenTakeovers ends local sessions when their player connects to another
 // server. It runs until ctx ends.
-func (h *Hub) ListenTakeovers(ctx context.Context) {
-	sub := h.store.Redis().Subscribe(ctx, takeoverChannel)
-	defer sub.Close()
-	ch := sub.Channel(redis.WithChannelSize(1024))
+func (h *Hub) listenTakeovers(ctx context.Context) {
+	ch := h.store.Subscribe(ctx, wallet.TakeoverChannel, 1024)
 	for {
 		select {
 		case <-ctx.Done():

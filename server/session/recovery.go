@@ -8,12 +8,12 @@ import (
 	"keno/server/wallet"
 )
 
-// Sweep settles abandoned games: every game whose player is gone past the
+// sweep settles abandoned games: every game whose player is gone past the
 // grace period (no session owns the player) is settled with the choices
 // recorded so far and the defaults for the rest (Stop; first Extra box).
 // Every server runs it; the ownership lease makes sure only one settles a
 // given player at a time, and settlement is idempotent anyway.
-func (h *Hub) Sweep(ctx context.Context) {
+func (h *Hub) sweep(ctx context.Context) {
 	Every(ctx, h.cfg.SweepEvery, func() {
 		if n, err := h.SweepOnce(ctx); err != nil && ctx.Err() == nil {
 			h.log.Warn().Err(err).Msg("recovery sweep")
@@ -21,20 +21,6 @@ func (h *Hub) Sweep(ctx context.Context) {
 			h.log.Info().Int("games", n).Msg("recovered abandoned games")
 		}
 	})
-}
-
-// Every runs fn every d until ctx ends (the first run after d).
-func Every(ctx context.Context, d time.Duration, fn func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn()
-		}
-	}
 }
 
 // SweepOnce handles the games due now and returns how many it settled.
@@ -102,7 +88,7 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 }
 
 // unindexLater queues a settled game's removal from the recovery index;
-// FlushUnindex sends the queue as one command a few times a second, which
+// flushUnindex sends the queue as one command a few times a second, which
 // spares a Redis round trip per game. Should the queue be full, or the
 // server die first, the sweeper finds the settled game and drops it.
 func (h *Hub) unindexLater(player, game string) {
@@ -113,8 +99,8 @@ func (h *Hub) unindexLater(player, game string) {
 	}
 }
 
-// FlushUnindex empties the queue every 200 ms until ctx ends, then once more.
-func (h *Hub) FlushUnindex(ctx context.Context) {
+// flushUnindex empties the queue every 200 ms until ctx ends, then once more.
+func (h *Hub) flushUnindex(ctx context.Context) {
 	flush := func() {
 		var batch []wallet.DueGame
 		for len(batch) < 1000 {

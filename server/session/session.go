@@ -26,7 +26,7 @@ import (
 type Session struct {
 	hub    *Hub
 	conn   *websocket.Conn
-	cork   *corkConn // under conn: holds the frames of a burst (cork.go)
+	w      *writer // under conn: owns the socket's writes and batches them (writer.go)
 	ip     string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -42,6 +42,7 @@ type Session struct {
 	fence      atomic.Int64
 	reclaiming atomic.Bool // leaseLost is running
 
+	fair      *fairInputs  // the player's provably fair inputs for the next ticket; nil: read them (request goroutine)
 	refusals  int          // consecutive refused messages (sustained abuse closes)
 	leaseSlot int          // which round of the lease keeper renews this one
 	lastSeen  atomic.Int64 // Unix seconds of the last frame received
@@ -53,6 +54,15 @@ type Session struct {
 	await    *awaiting      // the decision the game waits for, if any
 	paused   bool           // the game waits for a choice and its offer has been sent
 	replaced bool           // taken over by a newer session
+}
+
+// fairInputs are what the next ticket is dealt from: the server seed, the
+// client seed and the next nonce, as last read or advanced by a bet. The
+// bet script checks them (wallet.FairMoved when they moved).
+type fairInputs struct {
+	seed   []byte
+	client string
+	next   uint64
 }
 
 // gridSpec is one grid ready to deal.
@@ -69,11 +79,6 @@ type pendingTicket struct {
 	grids []gridSpec
 	ids   []string // its games', indexed for recovery at once
 
-	// Reserved provably fair inputs; seed is nil until (re)reserved.
-	seed   []byte
-	client string
-	first  uint64
-
 	unsure bool // a confirmation went unanswered: the bet may have landed
 }
 
@@ -85,10 +90,11 @@ func (s *Session) log() *zerolog.Logger {
 	return &l
 }
 
-func newSession(h *Hub, conn *websocket.Conn, cork *corkConn, ip string) *Session {
+func newSession(h *Hub, conn *websocket.Conn, w *writer, ip string) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Session{hub: h, conn: conn, cork: cork, ip: ip, ctx: ctx, cancel: cancel,
+	s := &Session{hub: h, conn: conn, w: w, ip: ip, ctx: ctx, cancel: cancel,
 		local: ratelimit.NewLocal(h.cfg.MsgRate, h.cfg.MsgBurst)}
+	w.failed(cancel)
 	s.lastSeen.Store(time.Now().Unix())
 	s.leaseSlot = int(h.connSeq.Add(1))
 	// Reads take no context (a cancellable one costs an AfterFunc per read);
@@ -201,12 +207,11 @@ func (s *Session) cleanup() {
 	s.conn.Close(websocket.StatusNormalClosure, "")
 }
 
-// send writes one message. There is no timer per write, nor a context
-// that can end it (each would cost an allocation per message, and the
-// reveal is most of the traffic): a client that stops reading fills its
-// socket buffers, stops sending too, and the reaper closes it, which ends
-// the blocked write; a session that ends closes the connection (see
-// newSession), which ends a blocked write too.
+// send writes one message. It never waits for the peer: the writer queues
+// it (writer.go), which is why there is no timer or context per write
+// (each would cost an allocation per message, and the reveal is most of
+// the traffic). A client that stops reading is closed by the writer once
+// too much is queued, or by the reaper once it falls silent.
 func (s *Session) send(m *protocol.Message) bool {
 	buf := buffers.get()
 	defer buffers.put(buf)
@@ -226,19 +231,6 @@ func (s *Session) send(m *protocol.Message) bool {
 // buffers lends the frames read and the messages encoded (the library
 // copies a message into its own buffer, so that one goes back at once).
 var buffers = newBufferPool(512)
-
-// hold starts a burst: what the game goroutine sends is kept until it
-// lets go, which it does before anything that makes it wait.
-func (s *Session) hold() { s.cork.cork() }
-
-// letGo sends the burst held so far in one write.
-func (s *Session) letGo() bool {
-	if err := s.cork.uncork(); err != nil {
-		s.cancel()
-		return false
-	}
-	return true
-}
 
 // reply answers request id with m.
 func (s *Session) reply(id string, m *protocol.Message) {
@@ -285,7 +277,7 @@ func (s *Session) takenOver() {
 // the socket itself is closed.
 func (s *Session) drop() {
 	s.cancel()
-	s.cork.Conn.Close()
+	s.w.conn.Close()
 }
 
 // end says goodbye with m and closes with code, without making the caller
@@ -536,7 +528,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		standErr, fairErr, openErr error
 	)
 	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
-	s.hub.warm.Join(&wg, func() { fair, fairErr = s.hub.store.Fair(ctx, player) })
+	s.hub.warm.Join(&wg, func() { fair, fairErr = s.loadFair(ctx) })
 	s.hub.warm.Join(&wg, func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
 	wg.Wait()
 	if err := errors.Join(standErr, fairErr, openErr); err != nil {

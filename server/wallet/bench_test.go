@@ -75,7 +75,7 @@ func benchSettledBets(b *testing.B, fsync string) {
 			o, _ := tab.Deal(src, picks, 100)
 			id := fmt.Sprintf("%s-%d", player, i)
 			tk := Ticket{ID: id, Games: []GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Outcome: o}}}
-			if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
+			if _, _, err := placeFair(ctx, s, player, fence, tk); err != nil {
 				b.Fatal(err)
 			}
 			res, _ := tab.Settle(&o, engine.Choices{})

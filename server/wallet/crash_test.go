@@ -64,7 +64,7 @@ func TestRedisCrashMidLoad(t *testing.T) {
 			retry(t, deadline, func() (err error) { fence, err = s.Claim(ctx, player, time.Hour); return })
 			for i := 0; i < tickets; i++ {
 				tk := ticket(t, player, fmt.Sprintf("%s-t%d", player, i), 1+i%3, 100)
-				retry(t, deadline, func() error { _, _, err := s.PlaceBet(ctx, player, fence, tk); return err })
+				retry(t, deadline, func() error { _, _, err := placeFair(ctx, s, player, fence, tk); return err })
 				if placed.Add(1) == crashAt {
 					close(crashed)
 				}

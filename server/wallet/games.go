@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,10 +34,25 @@ type GameRecord struct {
 	Outcome engine.Outcome `json:"outcome"`
 }
 
-// Ticket is a bet of 1..5 games, debited whole.
+// Ticket is a bet of 1..5 games, debited whole, dealt from Seed (the
+// server seed the games' commitment names) with consecutive nonces.
 type Ticket struct {
 	ID    string
+	Seed  []byte
 	Games []GameRecord
+}
+
+// FairMoved refuses a ticket dealt from provably fair inputs that are no
+// longer the player's current ones (a rotation, a new client seed, nonces
+// taken by another session): nothing was done; deal again from these.
+type FairMoved struct {
+	Seed   []byte
+	Client string
+	Next   uint64 // the next nonce
+}
+
+func (e *FairMoved) Error() string {
+	return "wallet: the provably fair inputs moved; deal the ticket again"
 }
 
 // Total is the ticket's stake in cents.
@@ -62,7 +78,12 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	}
 	k := keysOf(player)
 	now := s.Now()
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate()}
+	for i, g := range t.Games {
+		if g.Fair.Nonce != t.Games[0].Fair.Nonce+uint64(i) || g.Fair.ClientSeed != t.Games[0].Fair.ClientSeed {
+			return 0, false, errors.New("wallet: a ticket's games take consecutive nonces on one client seed")
+		}
+	}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate(), k.fair()}
 	var games []any
 	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
 	for i, g := range t.Games {
@@ -82,7 +103,8 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	}{t.ID, t.Total(), recs}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
-			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds()}
+			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
+			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})
@@ -94,6 +116,13 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		return num(reply, 1), false, nil
 	case "dup":
 		return num(reply, 1), true, nil
+	}
+	if str(reply, 1) == "fair_moved" {
+		seed, err := hex.DecodeString(str(reply, 2))
+		if err != nil {
+			return 0, false, err
+		}
+		return 0, false, &FairMoved{Seed: seed, Client: str(reply, 3), Next: uint64(num(reply, 4))}
 	}
 	return 0, false, replyError(reply)
 }

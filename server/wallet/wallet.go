@@ -236,9 +236,6 @@ func New(rdb redis.UniversalClient, sealKey []byte, cfg Config) (*Store, error) 
 	return &Store{rdb: rdb, seal: s, cfg: cfg, Now: time.Now}, nil
 }
 
-// Redis returns the underlying client.
-func (s *Store) Redis() redis.UniversalClient { return s.rdb }
-
 // Config returns the policy figures.
 func (s *Store) Config() Config { return s.cfg }
 

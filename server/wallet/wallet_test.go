@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,22 @@ func ticket(t testing.TB, player, id string, n int, stake int64) Ticket {
 			Player: player, Created: time.Now().UnixMilli(), Outcome: o})
 	}
 	return tk
+}
+
+// placeFair places tk as dealt from the player's current provably fair
+// inputs, as a session does (the games here are dealt from another source:
+// the wallet checks the inputs named, not the dealing).
+func placeFair(ctx context.Context, s *Store, player, fence string, tk Ticket) (int64, bool, error) {
+	seed, client, next, err := s.Seeds(ctx, player, 0)
+	if err != nil {
+		return 0, false, err
+	}
+	tk.Seed = seed
+	tk.Games = slices.Clone(tk.Games)
+	for i := range tk.Games {
+		tk.Games[i].Fair = Fairness{Commit: engine.SeedCommitment(seed), ClientSeed: client, Nonce: next + uint64(i)}
+	}
+	return s.PlaceBet(ctx, player, fence, tk)
 }
 
 func mustBooks(t testing.TB, s *Store) Books {
@@ -147,7 +164,7 @@ func TestCashierOps(t *testing.T) {
 		}
 		// Idempotency does not forget: no operation record expires.
 		fence, _ := s.Claim(ctx, "ann", time.Minute)
-		if _, _, err := s.PlaceBet(ctx, "ann", fence, ticket(t, "ann", "tk", 1, 100)); err != nil {
+		if _, _, err := placeFair(ctx, s, "ann", fence, ticket(t, "ann", "tk", 1, 100)); err != nil {
 			t.Fatal(err)
 		}
 		for _, key := range []string{cashierKey("op-1"), keysOf("ann").op("ops-op-2"), keysOf("ann").op("t-tk")} {
@@ -212,7 +229,7 @@ func TestSelfExclusion(t *testing.T) {
 			t.Fatalf("deposit while excluded: %v", err)
 		}
 		fence, _ := s.Claim(ctx, "xena", time.Minute)
-		if _, _, err := s.PlaceBet(ctx, "xena", fence, ticket(t, "xena", "t", 1, 100)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
+		if _, _, err := placeFair(ctx, s, "xena", fence, ticket(t, "xena", "t", 1, 100)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
 			t.Fatalf("bet while excluded: %v", err)
 		}
 		if m, err := s.Withdraw(ctx, "xena", "w", 1000); err != nil || m.Balance != 4000 {
@@ -256,14 +273,14 @@ func TestBetRate(t *testing.T) {
 		fence, _ := s.Claim(ctx, "rita", time.Minute)
 		for i := range 3 {
 			tk := ticket(t, "rita", fmt.Sprint("b", i), 1, 100)
-			if _, _, err := s.PlaceBet(ctx, "rita", fence, tk); err != nil {
+			if _, _, err := placeFair(ctx, s, "rita", fence, tk); err != nil {
 				t.Fatalf("bet %d of the burst: %v", i, err)
 			}
-			if _, dup, err := s.PlaceBet(ctx, "rita", fence, tk); err != nil || !dup {
+			if _, dup, err := placeFair(ctx, s, "rita", fence, tk); err != nil || !dup {
 				t.Fatalf("retried bet %d: dup=%v %v", i, dup, err)
 			}
 		}
-		_, _, err := s.PlaceBet(ctx, "rita", fence, ticket(t, "rita", "b3", 1, 100))
+		_, _, err := placeFair(ctx, s, "rita", fence, ticket(t, "rita", "b3", 1, 100))
 		var we *Error
 		if !errors.As(err, &we) || !errors.Is(err, ErrRateLimited) || we.Retry <= 0 || we.Retry > 500*time.Millisecond {
 			t.Fatalf("fourth bet at once: %v", err)
@@ -272,13 +289,13 @@ func TestBetRate(t *testing.T) {
 			t.Fatalf("a refused bet moved money: balance %d", a.Balance)
 		}
 		now = now.Add(we.Retry)
-		if _, _, err := s.PlaceBet(ctx, "rita", fence, ticket(t, "rita", "b3", 1, 100)); err != nil {
+		if _, _, err := placeFair(ctx, s, "rita", fence, ticket(t, "rita", "b3", 1, 100)); err != nil {
 			t.Fatalf("after the advised wait: %v", err)
 		}
 		// Another player's budget is their own.
 		s.Deposit(ctx, "sam", "d", 1_000)
 		fs, _ := s.Claim(ctx, "sam", time.Minute)
-		if _, _, err := s.PlaceBet(ctx, "sam", fs, ticket(t, "sam", "s", 1, 100)); err != nil {
+		if _, _, err := placeFair(ctx, s, "sam", fs, ticket(t, "sam", "s", 1, 100)); err != nil {
 			t.Fatalf("another player: %v", err)
 		}
 	})
@@ -290,12 +307,12 @@ func TestBetSettleExactlyOnce(t *testing.T) {
 		s.Deposit(ctx, "bob", "d", 10_000)
 		fence, _ := s.Claim(ctx, "bob", time.Minute)
 		tk := ticket(t, "bob", "t1", 3, 200)
-		bal, dup, err := s.PlaceBet(ctx, "bob", fence, tk)
+		bal, dup, err := placeFair(ctx, s, "bob", fence, tk)
 		if err != nil || dup || bal != 10_000-600 {
 			t.Fatalf("bet: %d %v %v", bal, dup, err)
 		}
 		// The same ticket again (a client retry): no second debit.
-		if bal2, dup, err := s.PlaceBet(ctx, "bob", fence, tk); err != nil || !dup || bal2 != bal {
+		if bal2, dup, err := placeFair(ctx, s, "bob", fence, tk); err != nil || !dup || bal2 != bal {
 			t.Fatalf("retried bet: %d %v %v", bal2, dup, err)
 		}
 		open, _ := s.OpenGames(ctx, "bob")
@@ -357,12 +374,12 @@ func TestBetRefusals(t *testing.T) {
 		fence, _ := s.Claim(ctx, "carol", time.Minute)
 		before, _ := s.Account(ctx, "carol")
 
-		_, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "big", 5, 200+0*1))
+		_, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "big", 5, 200+0*1))
 		if err != nil {
 			t.Fatalf("a 10 € ticket on a 10 € balance: %v", err)
 		}
 		var e *Error
-		_, _, err = s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t2", 1, 100))
+		_, _, err = placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t2", 1, 100))
 		if !errors.As(err, &e) || e.Code != "insufficient_funds" || e.Available != 0 {
 			t.Fatalf("bet on empty balance: %v", err)
 		}
@@ -370,7 +387,7 @@ func TestBetRefusals(t *testing.T) {
 
 		// A stale session (taken over) cannot bet.
 		newFence, _ := s.Claim(ctx, "carol", time.Minute)
-		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t3", 1, 100)); !errors.Is(err, ErrFenced) {
+		if _, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t3", 1, 100)); !errors.Is(err, ErrFenced) {
 			t.Fatalf("stale fence: %v", err)
 		}
 		fence = newFence
@@ -379,29 +396,29 @@ func TestBetRefusals(t *testing.T) {
 		if now, _, err := s.SetLimit(ctx, "carol", "loss_limit", 1050); err != nil || !now {
 			t.Fatalf("set loss limit: %v %v", now, err)
 		}
-		_, _, err = s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t4", 1, 100))
+		_, _, err = placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t4", 1, 100))
 		if !errors.As(err, &e) || e.Reason != "loss_limit" || e.Limit != 1050 || e.Available != 50 {
 			t.Fatalf("loss limit: %v", err)
 		}
-		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t5", 1, 50)); err != nil {
+		if _, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t5", 1, 50)); err != nil {
 			t.Fatalf("bet within the loss limit: %v", err)
 		}
 		// Raising the loss limit waits for the delay.
 		if now, at, _ := s.SetLimit(ctx, "carol", "loss_limit", 100_000); now || at == 0 {
 			t.Fatalf("raise applied at once")
 		}
-		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t6", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "loss_limit"}) {
+		if _, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t6", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "loss_limit"}) {
 			t.Fatalf("raised limit applied early: %v", err)
 		}
 		s.Now = func() time.Time { return time.Now().Add(s.cfg.RaiseDelay + time.Minute) }
-		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t7", 1, 50)); err != nil {
+		if _, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t7", 1, 50)); err != nil {
 			t.Fatalf("raised limit after its delay: %v", err)
 		}
 		s.Now = time.Now
 
 		// Self-exclusion: no bet until the date.
 		s.SetLimit(ctx, "carol", "excluded_until", time.Now().Add(25*time.Hour).UnixMilli())
-		if _, _, err := s.PlaceBet(ctx, "carol", fence, ticket(t, "carol", "t8", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
+		if _, _, err := placeFair(ctx, s, "carol", fence, ticket(t, "carol", "t8", 1, 50)); !errors.Is(err, &Error{Code: "limit_reached", Reason: "self_excluded"}) {
 			t.Fatalf("self-excluded bet: %v", err)
 		}
 		// Shortening an exclusion is not possible.
@@ -424,7 +441,7 @@ func TestTicketMax(t *testing.T) {
 		s.cfg.TicketMax = 500 // a 5 € ceiling keeps the test small; production is 500 €
 		s.Deposit(ctx, "dan", "d", 10_000)
 		fence, _ := s.Claim(ctx, "dan", time.Minute)
-		_, _, err := s.PlaceBet(ctx, "dan", fence, ticket(t, "dan", "t", 3, 200))
+		_, _, err := placeFair(ctx, s, "dan", fence, ticket(t, "dan", "t", 3, 200))
 		if !errors.Is(err, &Error{Code: "limit_reached", Reason: "ticket_max"}) {
 			t.Fatalf("6 € ticket over a 5 € max: %v", err)
 		}
@@ -478,7 +495,7 @@ func TestJournalSealedAndVerified(t *testing.T) {
 		s.Deposit(ctx, "fay", "d", 5000)
 		fence, _ := s.Claim(ctx, "fay", time.Minute)
 		tk := ticket(t, "fay", "t", 2, 100)
-		s.PlaceBet(ctx, "fay", fence, tk)
+		placeFair(ctx, s, "fay", fence, tk)
 		s.Choose(ctx, "fay", fence, tk.Games[0].ID, ChoiceBox, "2")
 		res, _ := engine.Default().Settle(&tk.Games[0].Outcome, engine.Choices{Box: 2})
 		if _, err := s.Settle(ctx, "fay", fence, tk.Games[0].ID, res); err != nil {
@@ -525,7 +542,7 @@ func TestHistoryPaging(t *testing.T) {
 		s.Deposit(ctx, "gus", "d", 10_000)
 		fence, _ := s.Claim(ctx, "gus", time.Minute)
 		for i := 0; i < 4; i++ {
-			if _, _, err := s.PlaceBet(ctx, "gus", fence, ticket(t, "gus", fmt.Sprint("t", i), 2, 50)); err != nil {
+			if _, _, err := placeFair(ctx, s, "gus", fence, ticket(t, "gus", fmt.Sprint("t", i), 2, 50)); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(3 * time.Millisecond)
@@ -566,7 +583,7 @@ func TestHistoryPagesAreTotallyOrdered(t *testing.T) {
 		var want []string
 		for i := range 40 {
 			tk := ticket(t, "ivy", fmt.Sprintf("t%02d", i), 5, 50)
-			if _, _, err := s.PlaceBet(ctx, "ivy", fence, tk); err != nil {
+			if _, _, err := placeFair(ctx, s, "ivy", fence, tk); err != nil {
 				t.Fatal(err)
 			}
 			for j := range 5 {
@@ -661,7 +678,7 @@ func TestVerifyCatchesTampering(t *testing.T) {
 			s.Deposit(ctx, player, "d", 5000)
 			fence, _ := s.Claim(ctx, player, time.Minute)
 			tk := ticket(t, player, player+"-t", 2, 100)
-			if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
+			if _, _, err := placeFair(ctx, s, player, fence, tk); err != nil {
 				t.Fatal(err)
 			}
 			s.Choose(ctx, player, fence, tk.Games[0].ID, ChoiceBox, "2")
@@ -673,7 +690,7 @@ func TestVerifyCatchesTampering(t *testing.T) {
 			}
 			s.Deposit(ctx, player, "d2", 100)
 			tk2 := ticket(t, player, player+"-u", 1, 100)
-			if _, _, err := s.PlaceBet(ctx, player, fence, tk2); err != nil {
+			if _, _, err := placeFair(ctx, s, player, fence, tk2); err != nil {
 				t.Fatal(err)
 			}
 			return tk.Games[0].ID, tk2.Games[0].ID

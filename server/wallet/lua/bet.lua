@@ -1,23 +1,36 @@
 -- Accepts a ticket of 1..5 games: checks every limit, debits the total,
 -- records each game with its full outcome and seals it, all at once.
--- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, game keys…
+-- The games were dealt from the provably fair inputs the session believed
+-- current (server seed, client seed, first nonce); if they are not — the
+-- seed was rotated, the client seed changed, or nonces were taken — the
+-- current ones are returned and nothing is done: the session deals again.
+-- The nonces are taken here, with the bet, so no game is ever dealt from a
+-- seed already revealed, and no nonce is spent on a ticket never placed.
+-- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, fair, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
+--       server seed (hex), client seed, first nonce,
 --       journal(5), then per game: game id, record (JSON), seal tag of the record
-local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local dayttl, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
-local j = journal_args(9)
-local first = 14
-local nkeys = 10
+local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
+local j = journal_args(12)
+local first = 17
+local nkeys = 11
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
 local a = account(acct)
 local bad = fenced(owner, fence) or journal_moved(a, j.prev)
 if bad then return bad end
+local f = redis.call('HMGET', fair, 'seed', 'client', 'nonce')
+local next_nonce = tonumber(f[3] or '0') + 1
+if f[1] ~= seed or (f[2] or '') ~= client or next_nonce ~= nonce then
+  return {'err', 'fair_moved', f[1] or '', f[2] or '', tostring(next_nonce)}
+end
 
 -- The bet rate (GCRA), checked here rather than in a round trip of its
 -- own; after the replay and fence checks, so that neither a retried bet
@@ -59,6 +72,7 @@ end
 -- page boundary can never fall between equal scores.
 local base = math.max(now, tonumber(redis.call('HGET', acct, 'hlast') or '0') + 1)
 redis.call('HSET', acct, 'hlast', string.format('%d', base))
+redis.call('HINCRBY', fair, 'nonce', (#ARGV - first + 1) / 3)
 local n = 0
 for i = first, #ARGV, 3 do
   n = n + 1
