@@ -405,9 +405,9 @@ func progress(s *Stats, c *config) func() {
 			var line string
 			s.add(func(s *Stats) {
 				p99 := func(h *hdrHist) float64 { return float64(h.ValueAtQuantile(99)) / 1000 }
-				line = fmt.Sprintf("\r%5.0fs  players %d/%d  idle %d  games %d (%d/s)  p99 lateness %.1f ms (last s %.1f)  p99 accept %.1f ms (last s %.1f)  errors %d   ",
+				line = fmt.Sprintf("\r%5.0fs  players %d/%d  idle %d  games %d (%d/s)  p99 lateness %.1f ms (last s %.1f)  p99 accept %.1f ms (last s %.1f)  errors %d  busy %d   ",
 					time.Since(s.start).Seconds(), s.Connected, s.Players, s.IdlePlayers, s.Games, s.Games-lastGames,
-					p99(s.Lateness), p99(s.winLateness), p99(s.Accept), p99(s.winAccept), sumErrors(s.Errors))
+					p99(s.Lateness), p99(s.winLateness), p99(s.Accept), p99(s.winAccept), sumErrors(s.Errors), s.Expected["busy"])
 				lastGames = s.Games
 				s.winLateness.Reset()
 				s.winAccept.Reset()

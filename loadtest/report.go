@@ -230,6 +230,8 @@ func (r *Report) text(w io.Writer) {
 	fmt.Fprintf(w, "\nunexpected errors: %s\nexpected refusals (flooders, bad input): %s\n", fmtCodes(r.Errors), fmtCodes(r.Expected))
 	fmt.Fprintf(w, "server's own view: p99 reveal lateness %.1f ms, p99 confirm→accept %.1f ms (the figures above add the network and the load tester's own scheduling)\n",
 		r.ServerAfter.RevealP99MS, r.ServerAfter.AcceptP99MS)
+	fmt.Fprintf(w, "admission: %d tickets refused busy by the server(s) (%d refusals seen by players, retried); limit of games in play at the end %v\n",
+		r.ServerAfter.Busy-r.ServerBefore.Busy, r.Expected["busy"], r.ServerAfter.AdmitLimit)
 	fmt.Fprintf(w, "server: RSS %s before, %s with idle players, %s after; open-file limit %d; goroutines %d → %d\n",
 		kib(r.ServerBefore.RSS), kib(r.ServerIdle.RSS), kib(r.ServerAfter.RSS), r.ServerAfter.OpenFiles, r.ServerBefore.Goroutines, r.ServerIdle.Goroutines)
 	if r.Idle > 0 {
@@ -277,12 +279,15 @@ type ServerSample struct {
 	AcceptP99MS float64 `json:"confirm_accept_p99_ms,omitempty"`
 	reveal      map[float64]float64
 	accept      map[float64]float64
-	RSS         int64 `json:"rss_bytes"`
-	Heap        int64 `json:"heap_inuse_bytes"`
-	Stack       int64 `json:"stack_inuse_bytes"`
-	Goroutines  int64 `json:"goroutines"`
-	Sessions    int64 `json:"sessions"`
-	OpenFiles   int64 `json:"open_files_limit"`
+	RSS         int64   `json:"rss_bytes"`
+	Heap        int64   `json:"heap_inuse_bytes"`
+	Stack       int64   `json:"stack_inuse_bytes"`
+	Goroutines  int64   `json:"goroutines"`
+	Sessions    int64   `json:"sessions"`
+	OpenFiles   int64   `json:"open_files_limit"`
+	Busy        int64   `json:"busy_refusals"` // tickets refused busy (admission control)
+	InPlay      int64   `json:"games_in_play"` // and the limit then (+Inf: none)
+	AdmitLimit  float64 `json:"admission_limit"`
 }
 
 type serverWatch struct {
@@ -339,6 +344,12 @@ func (w *serverWatch) sample() ServerSample {
 				s.Sessions += int64(v)
 			case "keno_open_files_limit":
 				s.OpenFiles = int64(v)
+			case "keno_busy_refusals_total":
+				s.Busy += int64(v)
+			case "keno_games_in_play":
+				s.InPlay += int64(v)
+			case "keno_admission_limit_games":
+				s.AdmitLimit += v
 			}
 		}
 		resp.Body.Close()

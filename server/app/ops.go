@@ -270,7 +270,7 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	}
 	// Abandoned games whose grace ended over a minute ago and that no
 	// sweeper has settled yet: the recovery backlog.
-	if open, backlog, err := a.Store.RecoveryCounts(ctx, now.Add(-time.Minute)); err == nil {
+	if open, backlog, err := a.Store.Recovery().Counts(ctx, now.Add(-time.Minute)); err == nil {
 		s.OpenGames = open
 		a.Metrics.RecoveryBacklog.Set(float64(backlog))
 	}

@@ -273,7 +273,7 @@ func TestManyPlayersBooksBalance(t *testing.T) {
 	}
 	// Settled games leave the recovery index (in batches, a few times a second).
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		n, err := ts.app.Store.OpenCount(context.Background())
+		n, err := ts.app.Store.Recovery().Count(context.Background())
 		if err == nil && n == 0 {
 			break
 		}

@@ -15,11 +15,11 @@ import (
 //
 // An accepted game costs this server and Redis work all along its reveal,
 // so the number of games in play is what loads them. adjust lowers the
-// number allowed as soon as timed messages go out late or bets are slow to
-// be accepted, and raises it again step by step while both are on time and
-// the limit is what holds play back — additive increase, multiplicative
-// decrease, as TCP does with its window. Until the first sign of trouble
-// there is no limit. Games being resumed are never refused: they were
+// number allowed by a tenth when, over a second, more than 1 % of the timed
+// messages went out late or of the bets were slow to be accepted (their
+// p99 passed the server's share of the goals), and raises it by a tenth
+// each second both are on time while the limit is what holds play back.
+// Until the first sign of trouble there is no limit. Games being resumed are never refused: they were
 // accepted before.
 //
 // The operator may also set a fixed ceiling (MAX_GAMES_IN_PLAY): the
@@ -41,12 +41,12 @@ type admission struct {
 }
 
 const (
-	admitWindow  = 250 * time.Millisecond
-	lateBy       = 10 * time.Millisecond // the server's share of the 20 ms lateness goal
-	slowBet      = 25 * time.Millisecond // the server's share of the 50 ms confirm goal
+	admitWindow  = time.Second
+	lateBy       = 15 * time.Millisecond // the server's share of the 20 ms lateness goal (the network and the client take the rest)
+	slowBet      = 35 * time.Millisecond // the server's share of the 50 ms confirm goal
 	troubleShare = 0.01                  // more than 1 % late or slow: the p99 is past it
-	minEvidence  = 20                    // samples a window needs to be judged
-	decreaseGap  = time.Second           // a cut takes effect as games finish: one per second at most
+	minEvidence  = 100                   // samples a window needs to be judged
+	decreaseGap  = 2 * time.Second       // a cut takes effect as games finish: one every two seconds at most
 	minLimit     = 16                    // never shut the door completely
 )
 
@@ -132,14 +132,14 @@ func (a *admission) adjust(ctx context.Context) {
 
 // nextLimit is the limit after a window: cut to nine tenths of what is in
 // play (or of the limit, if lower) on trouble, when a cut is due; grown by
-// a fiftieth (at least 2) when on time and the limit is what holds play
-// back; otherwise unchanged.
+// a tenth (at least 2) when on time and the limit is what holds play back;
+// otherwise unchanged.
 func nextLimit(limit, inPlay int64, trouble, cut bool) int64 {
 	switch {
 	case trouble && cut:
 		return max(minLimit, min(limit, inPlay)*9/10)
 	case !trouble && limit != math.MaxInt64 && inPlay >= limit*9/10:
-		if next := limit + max(2, limit/50); next < 1<<40 {
+		if next := limit + max(2, limit/10); next < 1<<40 {
 			return next
 		}
 		return math.MaxInt64

@@ -17,7 +17,7 @@ func TestNextLimit(t *testing.T) {
 		{"trouble, cut not due yet: unchanged", 4500, 4400, true, false, 4500},
 		{"trouble below the limit: from the limit", 1000, 3000, true, true, 900},
 		{"never below the floor", 10, 10, true, true, minLimit},
-		{"on time and binding: grows a fiftieth", 1000, 950, false, false, 1020},
+		{"on time and binding: grows a tenth", 1000, 950, false, false, 1100},
 		{"on time, small: grows by 2", 20, 19, false, false, 22},
 		{"on time, not binding: unchanged", 1000, 500, false, false, 1000},
 	} {

@@ -14,19 +14,6 @@ import (
 	"keno/server/wallet"
 )
 
-// awaiting is a decision the game goroutine waits for.
-type awaiting struct {
-	game string
-	kind string // "continue" or "box"
-	ch   chan decision
-}
-
-type decision struct {
-	id   string // request id, echoed in the acknowledgement
-	cont bool
-	box  int
-}
-
 // play streams the games of a ticket (or games being resumed) in a second
 // goroutine, one after the other. Each settled game stays on screen for
 // ResultHold before the next one starts, so a person sees every result.
@@ -118,53 +105,6 @@ func (s *Session) settledWins(ticket string, n int) ([]int64, time.Time, error) 
 		wins[i], last = g.Win, max(last, g.Settled)
 	}
 	return wins, time.UnixMilli(last), nil
-}
-
-// pacer schedules a game's timed messages from a start instant. Those due
-// by caughtUp (a resumed game's past) are sent at once; t, the scheduled
-// instant, never goes backwards within a game.
-type pacer struct {
-	s        *Session
-	start    time.Time
-	caughtUp time.Time
-	last     time.Time // the latest instant scheduled so far
-	timer    *time.Timer
-}
-
-// restart paces what follows from a choice made at the given instant.
-func (p *pacer) restart(at time.Time) {
-	p.start = at
-	if at.Before(p.last) {
-		p.start = p.last
-	}
-}
-
-// at sends m at start+offset, recording how late it went out.
-func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
-	when := p.start.Add(offset)
-	if when.Before(p.last) {
-		when = p.last
-	}
-	p.last = when
-	m.T = when.UnixMilli()
-	if when.After(p.caughtUp) {
-		if d := time.Until(when); d > 0 {
-			if p.timer == nil {
-				p.timer = time.NewTimer(d)
-			} else {
-				p.timer.Reset(d)
-			}
-			select {
-			case <-p.timer.C:
-			case <-p.s.ctx.Done():
-				return false
-			}
-		}
-		late := time.Since(when)
-		p.s.hub.metrics.RevealLateness.Observe(late.Seconds())
-		p.s.hub.admit.sent(late)
-	}
-	return p.s.send(m)
 }
 
 // playGame reveals one game from start, collects the player's choices, settles it and
@@ -298,7 +238,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 		}
 		return st, err
 	}
-	s.hub.unindexLater(s.player, g.ID)
+	s.hub.settledLater(s.player, g.ID)
 	if !st.Dup {
 		s.hub.countSettled(s.player, g, res)
 	}
@@ -315,118 +255,5 @@ func (h *Hub) countSettled(player string, g *wallet.GameState, res engine.Result
 		h.metrics.BigWins.Inc()
 		b, _ := json.Marshal(BigWin{time.Now().UnixMilli(), player, g.ID, o.Stake, res.Win})
 		h.store.AddBigWin(context.Background(), b)
-	}
-}
-
-// expect opens the window for the player's choice of kind on game.
-func (s *Session) expect(game, kind string) chan decision {
-	ch := make(chan decision, 1)
-	s.mu.Lock()
-	s.await = &awaiting{game: game, kind: kind, ch: ch}
-	s.mu.Unlock()
-	return ch
-}
-
-// decide waits for the choice expected. A player who does not choose
-// within DecisionTimeout gets the default (stop, first box).
-func (s *Session) decide(ch chan decision) (decision, bool) {
-	s.setPaused(true) // the offer is out: a shutdown may end the session here
-	defer s.setPaused(false)
-	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
-	defer timer.Stop()
-	select {
-	case d := <-ch:
-		return d, true
-	case <-timer.C:
-		s.mu.Lock()
-		s.await = nil
-		s.mu.Unlock()
-		select {
-		case d := <-ch: // the choice arrived just in time
-			return d, true
-		default:
-			return decision{}, true
-		}
-	case <-s.ctx.Done():
-		return decision{}, false
-	}
-}
-
-func (s *Session) setPaused(p bool) {
-	s.mu.Lock()
-	s.paused = p
-	s.mu.Unlock()
-}
-
-// decision hands a choice to the waiting game, or refuses it.
-func (s *Session) decision(req *protocol.Request, kind string, d decision) {
-	s.mu.Lock()
-	a := s.await
-	if a == nil || a.game != req.Game || a.kind != kind {
-		s.mu.Unlock()
-		what := map[string]string{"continue": "Stop-or-Continue", "box": "Extra"}[kind]
-		s.refuse(req.ID, protocol.Errf(protocol.CodeNotYourTurn, "no %s choice is offered for game %q now", what, req.Game))
-		return
-	}
-	s.await = nil
-	s.mu.Unlock()
-	a.ch <- d
-}
-
-// record makes a choice durable (journaled) before it takes effect, then
-// acknowledges it.
-func (s *Session) record(game, reqID, field, value string) bool {
-	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
-	defer cancel()
-	err := retryTransient(ctx, func() error {
-		t0 := time.Now()
-		err := s.hub.store.Choose(ctx, s.player, s.fenceToken(), game, field, value)
-		s.hub.metrics.ObserveRedis("choose", t0, err)
-		return err
-	})
-	switch {
-	case errors.Is(err, wallet.ErrFenced):
-		s.takenOver()
-		return false
-	case errors.Is(err, wallet.ErrAlreadyChosen):
-		// Another session recorded a choice first; it stands. Reload it.
-		return false
-	case err != nil:
-		s.fail(reqID, protocol.Errf(protocol.CodeInternal, "your choice could not be recorded; reconnect to resume the game"))
-		return false
-	}
-	if reqID != "" {
-		s.send(&protocol.Message{Type: protocol.TOk, ID: reqID, Game: game})
-	}
-	return true
-}
-
-func boolValue(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
-// retryTransient repeats op while it fails for a passing reason — Redis
-// restarting or failing over, a write not yet replicated — with backoff,
-// until ctx ends. Refusals (*wallet.Error, *wallet.FairMoved) are
-// answers, not failures, and come back at once. Every operation retried
-// this way is idempotent.
-func retryTransient(ctx context.Context, op func() error) error {
-	delay := 50 * time.Millisecond
-	for {
-		err := op()
-		var we *wallet.Error
-		var moved *wallet.FairMoved
-		if err == nil || errors.As(err, &we) || errors.As(err, &moved) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return err
-		}
-		delay = min(2*delay, time.Second)
 	}
 }

@@ -83,17 +83,17 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
 	s.hub.warm.Join(&wg, func() {
 		idxErr = retryTransient(ctx, func() error {
-			return s.hub.store.IndexOpen(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
+			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
 		})
 	})
 	wg.Wait()
 	if err := errors.Join(standErr, idxErr); err != nil {
-		s.dropIndex(t)
+		s.abandon(t)
 		return err
 	}
 	if lim.ExcludedUntil > time.Now().UnixMilli() {
 		// Self-excluded: no ticket at all, not a ticket with a warning.
-		s.dropIndex(t)
+		s.abandon(t)
 		return &wallet.Error{Code: "limit_reached", Reason: "self_excluded", Limit: lim.ExcludedUntil}
 	}
 	var warnings []string
@@ -111,7 +111,7 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	s.pending = t
 	s.mu.Unlock()
 	if old != nil {
-		s.dropIndex(old)
+		s.abandon(old)
 	}
 	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &acct.Balance, Warnings: warnings})
 	return nil
@@ -137,14 +137,20 @@ func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
 	return wallet.FairState{Commit: engine.SeedCommitment(f.seed), ClientSeed: f.client, NextNonce: f.next}, nil
 }
 
-// dropIndex removes the recovery entries of a ticket that will not be
+// abandon removes the recovery entries of a ticket that will not be
 // confirmed — unless a confirmation went unanswered, which may have landed.
-func (s *Session) dropIndex(t *pendingTicket) {
+func (s *Session) abandon(t *pendingTicket) {
 	if t.unsure {
 		return
 	}
-	for _, id := range t.ids {
-		s.hub.unindexLater(s.player, id)
+	games := make([]wallet.DueGame, len(t.ids))
+	for i, id := range t.ids {
+		games[i] = wallet.DueGame{Player: s.player, GameID: id}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.hub.store.Recovery().Abandon(ctx, games...); err != nil {
+		s.log().Warn().Err(err).Msg("drop an unconfirmed ticket from the recovery index (the sweep will)")
 	}
 }
 

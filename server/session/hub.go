@@ -1,32 +1,18 @@
-// Package session runs one goroutine-driven session per WebSocket
-// connection: it reads the player's requests, and while a ticket is in play
-// a second goroutine streams the reveal as timed messages. All state that
-// matters lives in Redis (the wallet); a session only holds what is on
-// screen, so any server can resume any game.
 package session
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"math"
-	"net"
-	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"keno/engine"
-	"keno/protocol"
 	"keno/server/auth"
 	"keno/server/clientip"
 	"keno/server/metrics"
@@ -125,7 +111,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	var g errgroup.Group
 	for _, loop := range []func(context.Context){
 		h.sweep,           // settles abandoned games (recovery.go)
-		h.flushUnindex,    // drops settled games from the recovery index (recovery.go)
+		h.flushSettled,    // drops settled games from the recovery index (recovery.go)
 		h.keepLeases,      // renews the local sessions' ownership leases
 		h.listenTakeovers, // ends sessions whose player connected elsewhere
 		h.watchControls,   // applies the operator's orders (control.go)
@@ -153,84 +139,6 @@ func Every(ctx context.Context, d time.Duration, fn func()) {
 
 // Config returns the session configuration.
 func (h *Hub) Config() Config { return h.cfg }
-
-// ServeHTTP upgrades /ws requests to a session.
-func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	closing := h.closing
-	h.mu.Unlock()
-	if closing {
-		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	ip := h.cfg.ClientIP.Of(r)
-	if ok, retry, err := h.limiter.Allow(r.Context(), ratelimit.ConnectIP(ip), h.limiter.Rules.ConnectsPerIP); err == nil && !ok {
-		h.metrics.Connects.WithLabelValues("rate_limited").Inc()
-		w.Header().Set("Retry-After", retryAfter(retry))
-		http.Error(w, "too many connection attempts", http.StatusTooManyRequests)
-		return
-	}
-	sb := &smallBuffers{ResponseWriter: w}
-	conn, err := websocket.Accept(sb, r, &websocket.AcceptOptions{
-		CompressionMode: websocket.CompressionDisabled, // small frames; compression costs memory per connection
-		OriginPatterns:  h.cfg.OriginPatterns,          // other origins get 403
-	})
-	if err != nil {
-		return
-	}
-	conn.SetReadLimit(protocol.MaxFrame)
-	// The session runs in a goroutine of its own and this handler returns:
-	// net/http's connection goroutine, its deep stack and the upgrade
-	// request are then freed, which keeps an idle player's footprint small.
-	s := newSession(h, conn, sb.w, ip)
-	h.mu.Lock()
-	if h.closing { // shutdown began during the upgrade: its Wait must not race an Add
-		h.mu.Unlock()
-		conn.Close(websocket.StatusGoingAway, "server shutting down")
-		s.cancel()
-		return
-	}
-	h.conns[s] = struct{}{}
-	h.wg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.wg.Done()
-		s.run()
-	}()
-}
-
-// smallBuffers hands the WebSocket library smaller read and write buffers
-// than net/http's 4 KiB each: frames here are a few hundred bytes, and an
-// idle player's memory is mostly buffers. Bytes the client sent right
-// after the upgrade request are carried over. Writes go through the
-// connection's writer, which batches messages due together.
-type smallBuffers struct {
-	http.ResponseWriter
-	w *writer
-}
-
-const (
-	readBuffer  = 1 << 10
-	writeBuffer = 2 << 10
-)
-
-func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), conn), max(readBuffer, len(pending)))
-	if _, err := r.Peek(len(pending)); err != nil {
-		return nil, nil, err
-	}
-	w.w = &writer{conn: conn}
-	return w.w, bufio.NewReadWriter(r, bufio.NewWriterSize(w.w, writeBuffer)), nil
-}
-
-func retryAfter(d time.Duration) string {
-	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
-}
 
 // register makes s the player's session on this server and tells every
 // other server (and this one) that older sessions are over. Fencing tokens
@@ -297,63 +205,6 @@ func (h *Hub) reap(ctx context.Context) {
 			s.cancel() // closes the connection (see newSession)
 		}
 	})
-}
-
-// keepLeases renews the ownership lease of every local session until ctx
-// ends. Sessions are spread over leaseSlots slots renewed in turn, so that
-// Redis sees a steady trickle of small pipelines rather than one burst of
-// every player at once. A session whose lease was taken (its player
-// connected elsewhere, or it stalled past the TTL) is ended.
-func (h *Hub) keepLeases(ctx context.Context) {
-	const leaseSlots = 64
-	slot := 0
-	Every(ctx, h.cfg.LeaseTTL/3/leaseSlots, func() {
-		slot = (slot + 1) % leaseSlots
-		h.mu.Lock()
-		var sessions []*Session
-		for _, s := range h.sessions {
-			if s.leaseSlot%leaseSlots == slot {
-				sessions = append(sessions, s)
-			}
-		}
-		h.mu.Unlock()
-		leases := make([]wallet.Lease, len(sessions))
-		for i, s := range sessions {
-			leases[i] = wallet.Lease{Player: s.player, Token: s.fenceToken()}
-		}
-		lost, err := h.store.RenewAll(ctx, leases, h.cfg.LeaseTTL)
-		if err != nil {
-			h.log.Warn().Err(err).Msg("renew leases")
-			return
-		}
-		for _, i := range lost {
-			go sessions[i].leaseLost()
-		}
-	})
-}
-
-// listenTakeovers ends local sessions when their player connects to another
-// server. It runs until ctx ends.
-func (h *Hub) listenTakeovers(ctx context.Context) {
-	ch := h.store.Subscribe(ctx, wallet.TakeoverChannel, 1024)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			player, tok, _ := strings.Cut(m.Payload, "|")
-			fence, _ := strconv.ParseInt(tok, 10, 64)
-			h.mu.Lock()
-			s := h.sessions[player]
-			h.mu.Unlock()
-			if s != nil && s.fence.Load() < fence { // only a newer claim takes over
-				s.takenOver()
-			}
-		}
-	}
 }
 
 // StopTickets refuses new tickets from now on (server_draining), and

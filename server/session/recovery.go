@@ -25,7 +25,7 @@ func (h *Hub) sweep(ctx context.Context) {
 
 // SweepOnce handles the games due now and returns how many it settled.
 func (h *Hub) SweepOnce(ctx context.Context) (int, error) {
-	due, err := h.store.Due(ctx, time.Now(), 200)
+	due, err := h.store.Recovery().Due(ctx, time.Now(), 200)
 	if err != nil {
 		return 0, err
 	}
@@ -52,21 +52,21 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 	if fence == "" {
 		// The player is connected somewhere: that session plays the game.
 		// Look again after another grace period.
-		return 0, h.store.IndexOpen(ctx, player, games, time.Now().Add(h.cfg.Grace))
+		return 0, h.store.Recovery().HandOver(ctx, player, games, time.Now().Add(h.cfg.Grace))
 	}
 	defer h.store.Release(context.Background(), player, fence)
 	settled := 0
 	for _, id := range games {
 		g, err := h.store.Game(ctx, player, id)
 		if errors.Is(err, wallet.ErrNoGame) {
-			h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id}) // the bet never landed
+			h.store.Recovery().Abandon(ctx, wallet.DueGame{Player: player, GameID: id}) // the bet never landed
 			continue
 		}
 		if err != nil {
 			return settled, err
 		}
 		if g.Status == "settled" {
-			h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id})
+			h.store.Recovery().Settled(ctx, wallet.DueGame{Player: player, GameID: id})
 			continue
 		}
 		res, err := h.table.Settle(&g.Outcome, g.Choices())
@@ -77,7 +77,7 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		if err != nil {
 			return settled, err
 		}
-		h.store.Unindex(ctx, wallet.DueGame{Player: player, GameID: id})
+		h.store.Recovery().Settled(ctx, wallet.DueGame{Player: player, GameID: id})
 		if !st.Dup {
 			settled++
 			h.metrics.Recovered.Inc()
@@ -87,20 +87,20 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 	return settled, nil
 }
 
-// unindexLater queues a settled game's removal from the recovery index;
-// flushUnindex sends the queue as one command a few times a second, which
+// settledLater queues a settled game's removal from the recovery index;
+// flushSettled sends the queue as one command a few times a second, which
 // spares a Redis round trip per game. Should the queue be full, or the
 // server die first, the sweeper finds the settled game and drops it.
-func (h *Hub) unindexLater(player, game string) {
+func (h *Hub) settledLater(player, game string) {
 	select {
 	case h.settledQ <- wallet.DueGame{Player: player, GameID: game}:
 	default:
-		h.store.Unindex(context.Background(), wallet.DueGame{Player: player, GameID: game})
+		h.store.Recovery().Settled(context.Background(), wallet.DueGame{Player: player, GameID: game})
 	}
 }
 
-// flushUnindex empties the queue every 200 ms until ctx ends, then once more.
-func (h *Hub) flushUnindex(ctx context.Context) {
+// flushSettled empties the queue every 200 ms until ctx ends, then once more.
+func (h *Hub) flushSettled(ctx context.Context) {
 	flush := func() {
 		var batch []wallet.DueGame
 		for len(batch) < 1000 {
@@ -112,7 +112,7 @@ func (h *Hub) flushUnindex(ctx context.Context) {
 			}
 			break
 		}
-		if err := h.store.Unindex(context.Background(), batch...); err != nil {
+		if err := h.store.Recovery().Settled(context.Background(), batch...); err != nil {
 			h.log.Warn().Err(err).Int("games", len(batch)).Msg("unindex settled games (the sweeper will)")
 		}
 	}

@@ -3,9 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,37 +13,38 @@ import (
 
 	"keno/engine"
 	"keno/protocol"
-	"keno/server/auth"
 	"keno/server/ratelimit"
-	"keno/server/wallet"
 )
 
-// Session is one connected player. Its goroutine reads and answers
-// requests; a ticket in play runs in a second goroutine (game.go).
+// Session is one connected player. Each field says which goroutine owns
+// it (see doc.go): the reader (run), the game (play), or — under mu or
+// atomic — shared.
 type Session struct {
+	// Set at the upgrade, read-only afterwards.
 	hub    *Hub
 	conn   *websocket.Conn
 	w      *writer // under conn: owns the socket's writes and batches them (writer.go)
 	ip     string
-	ctx    context.Context
+	ctx    context.Context // ends when the session does; cancel closes the connection
 	cancel context.CancelFunc
-	local  *ratelimit.Local
 
-	// Set once by hello, read-only afterwards.
-	sid     string // the token's session id (the operator may revoke it)
-	player  string
-	version int
+	// Set once by hello (the reader), read-only afterwards.
+	sid       string // the token's session id (the operator may revoke it)
+	player    string
+	version   int
+	leaseSlot int // which round of the lease keeper renews this one
 
-	// The ownership lease's fencing token (wallet.Claim): set by hello,
-	// renewed by a reclaim after a lapsed lease (leaseLost).
-	fence      atomic.Int64
-	reclaiming atomic.Bool // leaseLost is running
+	// The reader's alone (requests are handled one at a time).
+	local    *ratelimit.Local
+	fair     *fairInputs // the player's provably fair inputs for the next ticket; nil: read them
+	refusals int         // consecutive refused messages (sustained abuse closes)
 
-	fair      *fairInputs  // the player's provably fair inputs for the next ticket; nil: read them (request goroutine)
-	refusals  int          // consecutive refused messages (sustained abuse closes)
-	leaseSlot int          // which round of the lease keeper renews this one
-	lastSeen  atomic.Int64 // Unix seconds of the last frame received
+	// Shared, atomic.
+	fence      atomic.Int64 // the lease's fencing token (wallet.Claim): hello, or a reclaim (leaseLost)
+	reclaiming atomic.Bool  // leaseLost is running
+	lastSeen   atomic.Int64 // Unix seconds of the last frame received (written by the reader, read by the reaper)
 
+	// Shared, under mu: the reader, the game goroutine, the hub's loops.
 	mu       sync.Mutex
 	pending  *pendingTicket // built, summarised, awaiting confirm
 	last     []gridSpec     // the last confirmed ticket, for "replay last"
@@ -182,7 +180,7 @@ func (s *Session) cleanup() {
 	pending := s.pending
 	s.mu.Unlock()
 	if pending != nil {
-		s.dropIndex(pending)
+		s.abandon(pending)
 	}
 	if playing != nil {
 		<-playing
@@ -198,7 +196,7 @@ func (s *Session) cleanup() {
 				for i, g := range open {
 					ids[i] = g.ID
 				}
-				s.hub.store.IndexOpen(ctx, s.player, ids, time.Now().Add(s.hub.cfg.Grace))
+				s.hub.store.Recovery().HandOver(ctx, s.player, ids, time.Now().Add(s.hub.cfg.Grace))
 			}
 			s.hub.store.Release(ctx, s.player, s.fenceToken())
 		}
@@ -290,47 +288,6 @@ func (s *Session) end(m *protocol.Message, code websocket.StatusCode, reason str
 	}()
 }
 
-// leaseLost handles a lease that could not be renewed. A takeover by
-// another connection is announced (ListenTakeovers), so this is a lapse —
-// Redis was unreachable or restarted — and nobody else plays for the
-// player: the session claims the lease again and goes on. If someone does
-// own it now, the session cannot go on safely; the player is told that the
-// server had a problem and to reconnect, which is not a takeover.
-func (s *Session) leaseLost() {
-	if !s.reclaiming.CompareAndSwap(false, true) {
-		return // the keeper's next round found it lost again: one reclaim at a time
-	}
-	defer s.reclaiming.Store(false)
-	s.mu.Lock()
-	gone := s.replaced
-	s.mu.Unlock()
-	if gone || s.ctx.Err() != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-	defer cancel()
-	tok, err := s.hub.store.ClaimIfFree(ctx, s.player, s.hub.cfg.LeaseTTL)
-	if err == nil && tok != "" {
-		s.setFence(tok)
-		s.log().Warn().Msg("lease had lapsed; claimed again")
-		return
-	}
-	s.log().Warn().Err(err).Msg("lease lost to another owner; closing the session")
-	s.mu.Lock()
-	s.replaced = true // the lease is not ours: cleanup must not release it
-	s.mu.Unlock()
-	s.end(&protocol.Message{Type: protocol.TError, Error: protocol.Errf(protocol.CodeServerProblem,
-		"The connection to your game was interrupted by a problem on our side. Reconnect: your games are safe and resume where they were.")},
-		websocket.StatusTryAgainLater, "lease lost")
-}
-
-func (s *Session) setFence(tok string) {
-	n, _ := strconv.ParseInt(tok, 10, 64)
-	s.fence.Store(n)
-}
-
-func (s *Session) fenceToken() string { return strconv.FormatInt(s.fence.Load(), 10) }
-
 // drain waits (within ctx) until no reveal is streaming — no game, or the
 // game waits for a choice whose offer is out — then closes.
 func (s *Session) drain(ctx context.Context) {
@@ -386,192 +343,4 @@ func (s *Session) handle(req *protocol.Request) {
 	if err != nil {
 		s.failErr(req.ID, err)
 	}
-}
-
-// failErr turns an internal error into the client's typed error.
-func (s *Session) failErr(id string, err error) {
-	var pe *protocol.Error
-	var we *wallet.Error
-	switch {
-	case errors.As(err, &pe):
-		s.fail(id, pe)
-	case errors.As(err, &we):
-		if we.Code == "record_damaged" {
-			s.log().Error().Err(err).Str("request_id", id).Msg("a stored record does not match its seal: run keno-server verify")
-		}
-		e := walletError(we)
-		if e.Code == protocol.CodeTakenOver {
-			s.takenOver()
-			return
-		}
-		s.hub.metrics.Refusals.WithLabelValues(e.Code, e.Reason).Inc()
-		s.fail(id, e)
-	default:
-		s.log().Error().Err(err).Str("request_id", id).Msg("request failed")
-		s.fail(id, protocol.Errf(protocol.CodeInternal, "something went wrong on our side; nothing was debited twice — try again"))
-	}
-}
-
-// walletError explains a wallet refusal to a player.
-func walletError(we *wallet.Error) *protocol.Error {
-	e := &protocol.Error{Code: we.Code, Reason: we.Reason, Limit: we.Limit, Available: we.Available}
-	switch we.Code {
-	case "insufficient_funds":
-		e.Message = fmt.Sprintf("Your balance (%s) is too low for this ticket. Make a deposit (within your weekly cap) or play a smaller ticket.", engine.Euros(we.Available))
-	case "limit_reached":
-		switch we.Reason {
-		case "deposit_cap":
-			e.Message = fmt.Sprintf("This deposit would pass your weekly deposit cap of %s; %s is left this week.", engine.Euros(we.Limit), engine.Euros(we.Available))
-		case "loss_limit":
-			e.Message = fmt.Sprintf("This ticket would pass your daily loss limit of %s; %s is left today.", engine.Euros(we.Limit), engine.Euros(we.Available))
-		case "ticket_max":
-			e.Message = fmt.Sprintf("A ticket may not exceed %s.", engine.Euros(we.Limit))
-		case "self_excluded":
-			e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") + "."
-		default:
-			e.Message = "A limit was reached."
-		}
-	case "rate_limited":
-		e.Message = "Too many bets: wait a moment."
-		e.RetryMS = we.Retry.Milliseconds() + 1
-	case "fenced":
-		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
-	case "no_game":
-		e.Code, e.Message = protocol.CodeNoSuchGame, "No such game."
-	case "record_damaged":
-		e.Code, e.Message = protocol.CodeInternal, "This game's stored record failed its integrity check and cannot be shown; it has been reported to the operator."
-	case "op_conflict":
-		e.Message = "This operation id was already used for a different request; nothing was done."
-	case "exclusion_in_force":
-		e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") +
-			"; a self-exclusion can be neither shortened nor extended while it runs."
-	case "bad_amount", "bad_request":
-		e.Message = "Invalid request."
-		if we.Reason != "" {
-			e.Message = "Invalid request: " + we.Reason + "."
-		}
-		e.Reason = ""
-	default:
-		e.Code, e.Message = protocol.CodeInternal, we.Error()
-	}
-	return e
-}
-
-func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
-	if s.player != "" {
-		return protocol.Errf(protocol.CodeBadRequest, "already authenticated")
-	}
-	claims, err := s.hub.signer.VerifyClaims(req.Token, time.Now())
-	if err == nil && claims.Session != "" {
-		if revoked, rerr := s.hub.store.Revoked(ctx, claims.Session); rerr != nil {
-			return rerr
-		} else if revoked {
-			err = auth.ErrRevoked
-		}
-	}
-	if err != nil {
-		s.hub.metrics.Connects.WithLabelValues("unauthorized").Inc()
-		if errors.Is(err, auth.ErrExpired) {
-			return protocol.Errf(protocol.CodeUnauthorized, "your session token has expired: log in again")
-		}
-		return protocol.Errf(protocol.CodeUnauthorized, "invalid token: %v", err)
-	}
-	player := claims.Player
-	s.sid = claims.Session
-	if !wallet.ValidPlayer(player) {
-		return protocol.Errf(protocol.CodeUnauthorized, "invalid player id in token")
-	}
-	s.version = negotiate(req.Versions)
-	if s.version == 0 {
-		s.fail(req.ID, protocol.Errf(protocol.CodeUnsupported, "this server speaks protocol versions %v", protocol.Versions))
-		s.conn.Close(websocket.StatusPolicyViolation, "unsupported protocol version")
-		return nil
-	}
-	if blocked, err := s.hub.store.Blocked(ctx, player); err != nil {
-		return err
-	} else if blocked {
-		s.hub.metrics.Connects.WithLabelValues("blocked").Inc()
-		s.fail(req.ID, protocol.Errf(protocol.CodeBlocked, "this account is blocked by the operator: contact customer service"))
-		s.conn.Close(websocket.StatusCode(4003), "account blocked")
-		return nil
-	}
-	if ok, retry, err := s.hub.limiter.Allow(ctx, ratelimit.ConnectPlayer(player), s.hub.limiter.Rules.ConnectsPerPID); err == nil && !ok {
-		s.hub.metrics.Connects.WithLabelValues("rate_limited").Inc()
-		e := protocol.Errf(protocol.CodeRateLimited, "too many connections for this player: wait a moment")
-		e.RetryMS = retry.Milliseconds()
-		return e
-	}
-	var fence string
-	if err := retryTransient(ctx, func() (err error) {
-		fence, err = s.hub.store.Claim(ctx, player, s.hub.cfg.LeaseTTL)
-		return err
-	}); err != nil {
-		return err
-	}
-	s.player = player
-	s.setFence(fence)
-	if !s.hub.register(s) {
-		return nil // a newer connection of the player won the race: this one is closing
-	}
-	s.hub.metrics.Connects.WithLabelValues("ok").Inc()
-
-	// Three independent reads at once. The open games are looked up before
-	// the welcome, which lists them: a client that comes back knows at once
-	// which games it will see again, and that any other it awaited was
-	// settled meanwhile.
-	var (
-		wg                         sync.WaitGroup
-		acct                       wallet.Account
-		lim                        wallet.Limits
-		fair                       wallet.FairState
-		open                       []*wallet.GameState
-		standErr, fairErr, openErr error
-	)
-	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
-	s.hub.warm.Join(&wg, func() { fair, fairErr = s.loadFair(ctx) })
-	s.hub.warm.Join(&wg, func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
-	wg.Wait()
-	if err := errors.Join(standErr, fairErr, openErr); err != nil {
-		return err
-	}
-	var refs []protocol.GameRef
-	for _, g := range open {
-		refs = append(refs, protocol.GameRef{Game: g.ID, Index: g.Index, Nonce: g.Fair.Nonce, Commit: g.Fair.Commit})
-	}
-	cfg := s.hub.cfg
-	t := s.hub.table
-	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
-		Balance: &acct.Balance, Limits: limitsInfo(lim),
-		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
-		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
-			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,
-			ColorMS: cfg.ColorInterval.Milliseconds(), NumberMS: cfg.NumberInterval.Milliseconds(), HoldMS: cfg.ResultHold.Milliseconds(), DevMode: cfg.DevMode,
-			NotDurable: cfg.NotDurable, LimitRaiseMS: s.hub.store.Config().RaiseDelay.Milliseconds()},
-		Games: refs})
-	if len(open) == 0 {
-		return nil
-	}
-	s.hub.metrics.Resumed.Add(float64(len(open)))
-	s.send(&protocol.Message{Type: protocol.TResume, Games: refs})
-	s.play(open, true)
-	return nil
-}
-
-func negotiate(offered []int) int {
-	if len(offered) == 0 {
-		return protocol.Version
-	}
-	for _, v := range protocol.Versions {
-		for _, o := range offered {
-			if o == v {
-				return v
-			}
-		}
-	}
-	return 0
-}
-
-// ping answers heartbeats (which keep the connection from being reaped).
-func (s *Session) ping(id string) {
-	s.reply(id, &protocol.Message{Type: protocol.TPong})
 }

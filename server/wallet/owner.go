@@ -2,8 +2,6 @@ package wallet
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -106,79 +104,6 @@ func (s *Store) Owner(ctx context.Context, player string) (string, error) {
 		return "", nil
 	}
 	return v, err
-}
-
-// The recovery index: one sorted set of every unsettled game in the whole
-// system, scored by the time after which a server may settle it with the
-// default choices if its player is gone. It lives outside the players'
-// slots, so it is written beside (not inside) the money scripts: the entry
-// is added before the bet script runs (an entry without a game is dropped
-// by the sweeper) and removed after settlement (a settled game found there
-// is dropped too). Nothing is ever paid from the index alone.
-const openIndex = "keno:open"
-
-func indexMember(player, gameID string) string { return player + "/" + gameID }
-
-// IndexOpen schedules games for recovery at the given time.
-func (s *Store) IndexOpen(ctx context.Context, player string, gameIDs []string, due time.Time) error {
-	z := make([]redis.Z, len(gameIDs))
-	for i, id := range gameIDs {
-		z[i] = redis.Z{Score: float64(due.UnixMilli()), Member: indexMember(player, id)}
-	}
-	// Durable before the bet: a crash must not lose the entry that lets a
-	// surviving server find an abandoned game.
-	var add *redis.IntCmd
-	if err := s.durably(ctx, openIndex, func(pipe redis.Pipeliner) { add = pipe.ZAdd(ctx, openIndex, z...) }); err != nil {
-		return err
-	}
-	return add.Err()
-}
-
-// Unindex removes settled games from the recovery index (one command for
-// many: a stale entry is harmless, the sweeper drops it).
-func (s *Store) Unindex(ctx context.Context, games ...DueGame) error {
-	if len(games) == 0 {
-		return nil
-	}
-	members := make([]any, len(games))
-	for i, g := range games {
-		members[i] = indexMember(g.Player, g.GameID)
-	}
-	return s.rdb.ZRem(ctx, openIndex, members...).Err()
-}
-
-// DueGame is an index entry whose time has come.
-type DueGame struct{ Player, GameID string }
-
-// Due lists up to max index entries due at now.
-func (s *Store) Due(ctx context.Context, now time.Time, max int) ([]DueGame, error) {
-	ms, err := s.rdb.ZRangeByScore(ctx, openIndex, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(max)}).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]DueGame, 0, len(ms))
-	for _, m := range ms {
-		if player, game, ok := strings.Cut(m, "/"); ok {
-			out = append(out, DueGame{player, game})
-		}
-	}
-	return out, nil
-}
-
-// OpenCount is the number of unsettled games in the whole system.
-func (s *Store) OpenCount(ctx context.Context) (int64, error) {
-	return s.rdb.ZCard(ctx, openIndex).Result()
-}
-
-// RecoveryCounts returns the unsettled games of the whole system and, of
-// them, those due before dueBefore that no sweeper has settled yet (the
-// recovery backlog), in one round trip.
-func (s *Store) RecoveryCounts(ctx context.Context, dueBefore time.Time) (open, backlog int64, err error) {
-	pipe := s.rdb.Pipeline()
-	o := pipe.ZCard(ctx, openIndex)
-	b := pipe.ZCount(ctx, openIndex, "-inf", strconv.FormatInt(dueBefore.UnixMilli(), 10))
-	_, err = pipe.Exec(ctx)
-	return o.Val(), b.Val(), err
 }
 
 // HoldLease takes the named cluster-wide lease for holder, or renews it if
