@@ -287,7 +287,7 @@ type ServerSample struct {
 	OpenFiles   int64   `json:"open_files_limit"`
 	Busy        int64   `json:"busy_refusals"` // tickets refused busy (admission control)
 	InPlay      int64   `json:"games_in_play"` // and the limit then (+Inf: none)
-	AdmitLimit  float64 `json:"admission_limit"`
+	AdmitLimit  float64 `json:"-"`             // +Inf (no limit) has no JSON form: text report only
 }
 
 type serverWatch struct {
