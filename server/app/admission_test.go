@@ -40,15 +40,17 @@ func TestBusyRefusesNewTicketsNotGamesInPlay(t *testing.T) {
 		if !errors.As(err, &e) || e.Code != protocol.CodeBusy {
 			t.Fatalf("want busy, got %v", err)
 		}
-		if e.RetryMS < 1000 || e.RetryMS > 3000 {
-			t.Fatalf("retry_ms %d outside 1–3 s", e.RetryMS)
-		}
 		return e
 	}
+	// Each refusal in a row asks for a longer wait: 0.5–1.5 s, then 1–3 s.
 	_, err = b.Request(ctx, &protocol.Request{Type: protocol.TConfirm, Ticket: sumB.Ticket})
-	busy(err)
+	if e := busy(err); e.RetryMS < 500 || e.RetryMS > 1500 {
+		t.Fatalf("first busy: retry_ms %d outside 0.5–1.5 s", e.RetryMS)
+	}
 	_, err = b.Request(ctx, &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid}})
-	busy(err)
+	if e := busy(err); e.RetryMS < 1000 || e.RetryMS > 3000 {
+		t.Fatalf("second busy: retry_ms %d outside 1–3 s", e.RetryMS)
+	}
 	if got := ts.balance("busy-b"); got != 10_000 {
 		t.Fatalf("a busy refusal debited: balance %d", got)
 	}

@@ -62,11 +62,16 @@ func newAdmission(ceiling int, onLimit func(limit, inPlay int64)) *admission {
 // allowed is the number of games that may be in play now.
 func (a *admission) allowed() int64 { return min(a.limit.Load(), a.ceiling) }
 
-// busy refuses a ticket while the server catches up, and counts it.
-func (h *Hub) busy() *protocol.Error {
-	h.metrics.Busy.Inc()
+// busy refuses a ticket while the server catches up, and counts it. The
+// player is asked to wait longer after each refusal in a row (1, 2, 4 …
+// up to 32 s, spread by ±50 %): a crowd of refused players retrying
+// every second would itself be load enough to keep the server late.
+func (s *Session) busy() *protocol.Error {
+	s.hub.metrics.Busy.Inc()
+	wait := time.Second << min(s.busyStreak, 5)
+	s.busyStreak++
 	e := protocol.Errf(protocol.CodeBusy, "Many players are playing right now: your ticket was not placed and nothing was debited. Trying again in a moment…")
-	e.RetryMS = 1000 + rand.Int64N(2000) // spread: refused players must not all come back together
+	e.RetryMS = (wait/2 + rand.N(wait)).Milliseconds()
 	return e
 }
 

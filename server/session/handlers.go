@@ -29,7 +29,7 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 		return err
 	}
 	if !s.hub.admit.open(len(req.Grids)) {
-		return s.hub.busy()
+		return s.busy()
 	}
 	grids := make([]gridSpec, len(req.Grids))
 	for i, g := range req.Grids {
@@ -173,7 +173,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	}
 	// Admitted before anything is written; released unless the games play.
 	if !s.hub.admit.take(len(t.grids)) {
-		return s.hub.busy()
+		return s.busy()
 	}
 	admitted := len(t.grids)
 	defer func() { s.hub.admit.done(admitted) }()
@@ -237,6 +237,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
 	s.hub.admit.accepted(took)
 	admitted = 0 // play counts them done, one by one
+	s.busyStreak = 0
 	s.play(states, false)
 	return nil
 }

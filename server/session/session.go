@@ -35,9 +35,10 @@ type Session struct {
 	leaseSlot int // which round of the lease keeper renews this one
 
 	// The reader's alone (requests are handled one at a time).
-	local    *ratelimit.Local
-	fair     *fairInputs // the player's provably fair inputs for the next ticket; nil: read them
-	refusals int         // consecutive refused messages (sustained abuse closes)
+	local      *ratelimit.Local
+	fair       *fairInputs // the player's provably fair inputs for the next ticket; nil: read them
+	refusals   int         // consecutive refused messages (sustained abuse closes)
+	busyStreak uint        // tickets refused busy in a row (each asked to wait longer)
 
 	// Shared, atomic.
 	fence      atomic.Int64 // the lease's fencing token (wallet.Claim): hello, or a reclaim (leaseLost)
