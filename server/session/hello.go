@@ -15,6 +15,9 @@ import (
 	"keno/server/wallet"
 )
 
+// hello authenticates the connection (the token, its revocation, the
+// operator's block), takes the player's ownership lease, answers with the
+// welcome and resumes the games left open.
 func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	if s.player != "" {
 		return protocol.Errf(protocol.CodeBadRequest, "already authenticated")
@@ -115,6 +118,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	return nil
 }
 
+// negotiate picks the newest protocol version both sides speak (0: none).
 func negotiate(offered []int) int {
 	if len(offered) == 0 {
 		return protocol.Version
