@@ -198,6 +198,7 @@ func ParseConfig(args []string) (Config, error) {
 	c.Grace = *grace
 	c.Session.Grace = c.Grace
 	c.Session.LeaseTTL = *lease
+	c.Wallet.LeaseTTL = *lease // the owner's money operations extend it too
 	c.Session.MaxInPlay = *maxInPlay
 	c.DrainDelay, c.DrainTimeout = *drainDelay, *drainTimeout
 	c.HTTPIdle = 30 * time.Second

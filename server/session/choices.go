@@ -86,6 +86,7 @@ func (s *Session) record(game, reqID, field, value string) bool {
 		t0 := time.Now()
 		err := s.hub.store.Choose(ctx, s.player, s.fenceToken(), game, field, value)
 		s.hub.metrics.ObserveRedis("choose", t0, err)
+		s.leaseExtended(t0, err)
 		return err
 	})
 	switch {

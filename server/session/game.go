@@ -227,6 +227,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 		t0 := time.Now()
 		st, err = s.hub.store.Settle(ctx, s.player, s.fenceToken(), g.ID, res)
 		s.hub.metrics.ObserveRedis("settle", t0, err)
+		s.leaseExtended(t0, err)
 		return err
 	})
 	if err != nil {

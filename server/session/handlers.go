@@ -200,6 +200,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 			t0 := time.Now()
 			balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fenceToken(), tk)
 			s.hub.metrics.ObserveRedis("bet", t0, err)
+			s.leaseExtended(t0, err)
 			return err
 		})
 		var moved *wallet.FairMoved

@@ -22,10 +22,13 @@ func (h *Hub) keepLeases(ctx context.Context) {
 	slot := 0
 	Every(ctx, h.cfg.LeaseTTL/3/leaseSlots, func() {
 		slot = (slot + 1) % leaseSlots
+		// A session whose bet, choice or settlement extended its lease
+		// lately needs no renewal: its lease runs past the next round.
+		recent := time.Now().Add(-h.cfg.LeaseTTL / 3).UnixMilli()
 		h.mu.Lock()
 		var sessions []*Session
 		for _, s := range h.sessions {
-			if s.leaseSlot%leaseSlots == slot {
+			if s.leaseSlot%leaseSlots == slot && s.extended.Load() < recent {
 				sessions = append(sessions, s)
 			}
 		}
@@ -101,6 +104,14 @@ func (s *Session) leaseLost() {
 	s.end(&protocol.Message{Type: protocol.TError, Error: protocol.Errf(protocol.CodeServerProblem,
 		"The connection to your game was interrupted by a problem on our side. Reconnect: your games are safe and resume where they were.")},
 		websocket.StatusTryAgainLater, "lease lost")
+}
+
+// leaseExtended notes that a money operation begun at t0 extended the
+// lease (the scripts do, for the owner), unless it failed.
+func (s *Session) leaseExtended(t0 time.Time, err error) {
+	if err == nil {
+		s.extended.Store(t0.UnixMilli())
+	}
 }
 
 func (s *Session) setFence(tok string) {

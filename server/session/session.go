@@ -44,6 +44,7 @@ type Session struct {
 	fence      atomic.Int64 // the lease's fencing token (wallet.Claim): hello, or a reclaim (leaseLost)
 	reclaiming atomic.Bool  // leaseLost is running
 	lastSeen   atomic.Int64 // Unix seconds of the last frame received (written by the reader, read by the reaper)
+	extended   atomic.Int64 // Unix ms when a bet, choice or settlement last extended the lease (leases.go)
 
 	// Shared, under mu: the reader, the game goroutine, the hub's loops.
 	mu       sync.Mutex

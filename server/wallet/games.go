@@ -104,7 +104,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
-			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce}
+			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds()}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})
@@ -143,7 +143,7 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	payload := map[string]string{"game": gameID, field: value}
 	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...), s.Now().UnixMilli())
+		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...), s.Now().UnixMilli(), s.cfg.LeaseTTL.Milliseconds())
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -181,7 +181,7 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 	}{gameID, res.Win, result}
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
-		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...))
+		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...), s.cfg.LeaseTTL.Milliseconds())
 		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...)
 	})
 	if err != nil {

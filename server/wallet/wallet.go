@@ -38,7 +38,8 @@ type Config struct {
 	// lose an acknowledged bet or payout. 0 with no replicas.
 	ReplicaAcks    int
 	ReplicaTimeout time.Duration
-	BetRate        Rate // bets per player; checked by the bet itself
+	BetRate        Rate          // bets per player; checked by the bet itself
+	LeaseTTL       time.Duration // the owner's bets, choices and settlements extend its lease this long (0: they do not)
 }
 
 // Rate is PerSecond events a second on average, Burst at once; a zero
@@ -67,6 +68,7 @@ func DefaultConfig() Config {
 		History:           31 * 24 * time.Hour,
 		ReplicaTimeout:    500 * time.Millisecond,
 		BetRate:           Rate{PerSecond: 5, Burst: 10}, // generous for people, tight for scripts
+		LeaseTTL:          30 * time.Second,
 	}
 }
 

@@ -755,3 +755,44 @@ func TestVerifyCatchesTampering(t *testing.T) {
 		}
 	})
 }
+
+// The owner's bets and settlements extend its lease (a player at play
+// needs no separate renewal); a stale session's attempt extends nothing.
+func TestMoneyOperationsExtendTheLease(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.cfg.LeaseTTL = time.Minute
+		s.Deposit(ctx, "lea", "d", 10_000)
+		fence, _ := s.Claim(ctx, "lea", 2*time.Second)
+		ttl := func() time.Duration {
+			t.Helper()
+			d, err := s.rdb.PTTL(ctx, keysOf("lea").owner()).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		tk := ticket(t, "lea", "t1", 1, 100)
+		if _, _, err := placeFair(ctx, s, "lea", fence, tk); err != nil {
+			t.Fatal(err)
+		}
+		if d := ttl(); d < 30*time.Second {
+			t.Fatalf("after a bet the lease has %v left, want about a minute", d)
+		}
+		s.rdb.PExpire(ctx, keysOf("lea").owner(), 2*time.Second)
+		res, _ := engine.Default().Settle(&tk.Games[0].Outcome, engine.Choices{})
+		if _, err := s.Settle(ctx, "lea", fence, "t1-0", res); err != nil {
+			t.Fatal(err)
+		}
+		if d := ttl(); d < 30*time.Second {
+			t.Fatalf("after a settlement the lease has %v left", d)
+		}
+		s.rdb.PExpire(ctx, keysOf("lea").owner(), 2*time.Second)
+		if _, _, err := placeFair(ctx, s, "lea", "stale", ticket(t, "lea", "t2", 1, 100)); !errors.Is(err, ErrFenced) {
+			t.Fatalf("a stale fence: %v", err)
+		}
+		if d := ttl(); d > 2*time.Second {
+			t.Fatalf("a stale session's bet extended the lease to %v", d)
+		}
+	})
+}

@@ -9,7 +9,7 @@
 -- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, fair, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
---       server seed (hex), client seed, first nonce,
+--       server seed (hex), client seed, first nonce, lease (ms),
 --       journal(5), then per game: game id, record (JSON), seal tag of the record
 local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
@@ -17,14 +17,15 @@ local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonu
 local dayttl, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
 local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
-local j = journal_args(12)
-local first = 17
+local lease_ms = tonumber(ARGV[12])
+local j = journal_args(13)
+local first = 18
 local nkeys = 11
 
 local done = redis.call('GET', op)
 if done then return {'dup', done} end
 local a = account(acct)
-local bad = fenced(owner, fence) or journal_moved(a, j.prev)
+local bad = fenced(owner, fence, lease_ms) or journal_moved(a, j.prev)
 if bad then return bad end
 local f = redis.call('HMGET', fair, 'seed', 'client', 'nonce')
 local next_nonce = tonumber(f[3] or '0') + 1

@@ -1,7 +1,7 @@
 -- Records one player choice (continue/box) on an open game; choices are
 -- final, so a second one for the same field is refused.
 -- KEYS: acct, journal, game, owner
--- ARGV: fence, field, value, journal(5), seal tag of the choice, now (ms)
+-- ARGV: fence, field, value, journal(5), seal tag of the choice, now (ms), lease (ms)
 local acct, jkey, game, owner = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local fence, field, value = ARGV[1], ARGV[2], ARGV[3]
 local j = journal_args(4)
@@ -13,7 +13,7 @@ if st[2] then
   if st[2] == value then return {'dup', value} end
   return {'err', 'already_chosen', st[2]}
 end
-local bad = fenced(owner, fence) or journal_moved(account(acct), j.prev)
+local bad = fenced(owner, fence, tonumber(ARGV[11])) or journal_moved(account(acct), j.prev)
 if bad then return bad end
 -- <field>_at: when it was chosen, so a resumed game keeps its pace after it.
 redis.call('HSET', game, field, value, field .. '_tag', ARGV[9], field .. '_at', ARGV[10])

@@ -36,11 +36,14 @@ local function journal_args(i)
 end
 
 -- The session that owns the player holds the fencing token; a stale
--- session (taken over, or one whose lease expired) is refused.
-local function fenced(owner, fence)
+-- session (taken over, or one whose lease expired) is refused. The owner's
+-- money operations extend its lease (lease_ms > 0): a player at play needs
+-- no separate renewal.
+local function fenced(owner, fence, lease_ms)
   if redis.call('GET', owner) ~= fence then
     return {'err', 'fenced'}
   end
+  if lease_ms and lease_ms > 0 then redis.call('PEXPIRE', owner, lease_ms) end
   return nil
 end
 

@@ -1,6 +1,6 @@
 -- Pays a finished game exactly once (idempotent by game id).
 -- KEYS: acct, journal, ledger, game, loss(day), owner, open
--- ARGV: now(ms), fence, game id, win, result (JSON), day ttl(s), settled ttl(s), journal(5), seal tag of the settlement
+-- ARGV: now(ms), fence, game id, win, result (JSON), day ttl(s), settled ttl(s), journal(5), seal tag of the settlement, lease (ms)
 local acct, jkey, lkey, game, loss, owner, open = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local now, fence, gid, win, result = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local dayttl, keep = ARGV[6], ARGV[7]
@@ -10,7 +10,7 @@ local st = redis.call('HMGET', game, 'status', 'win')
 if not st[1] then return {'err', 'no_game'} end
 local a = account(acct)
 if st[1] == 'settled' then return {'dup', st[2], tostring(a.balance)} end
-local bad = fenced(owner, fence) or journal_moved(a, j.prev)
+local bad = fenced(owner, fence, tonumber(ARGV[14])) or journal_moved(a, j.prev)
 if bad then return bad end
 
 local bal = a.balance + win
