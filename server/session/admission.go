@@ -17,8 +17,10 @@ import (
 // so the number of games in play is what loads them. adjust lowers the
 // number allowed by a tenth when, over a second, more than 1 % of the timed
 // messages went out late or of the bets were slow to be accepted (their
-// p99 passed the server's share of the goals), and raises it by a tenth
-// each second both are on time while the limit is what holds play back.
+// p99 passed the server's share of the goals) — at most once per game's
+// reveal, so that a cut has taken effect before the next is judged — and
+// raises it by a tenth each second both are on time while the limit is
+// what holds play back.
 // Until the first sign of trouble there is no limit. Games being resumed are never refused: they were
 // accepted before.
 //
@@ -36,7 +38,8 @@ type admission struct {
 	timed, late atomic.Int64 // timed messages sent, and those later than lateBy
 	bets, slow  atomic.Int64 // bets accepted, and those slower than slowBet
 
-	refused atomic.Int64 // tickets refused busy since start (for tests; metrics count too)
+	refused atomic.Int64  // tickets refused busy since start (for tests; metrics count too)
+	cutGap  time.Duration // between two cuts: a cut takes effect as games finish
 	onLimit func(limit int64, inPlay int64)
 }
 
@@ -46,12 +49,14 @@ const (
 	slowBet      = 35 * time.Millisecond // the server's share of the 50 ms confirm goal
 	troubleShare = 0.01                  // more than 1 % late or slow: the p99 is past it
 	minEvidence  = 100                   // samples a window needs to be judged
-	decreaseGap  = 2 * time.Second       // a cut takes effect as games finish: one every two seconds at most
 	minLimit     = 16                    // never shut the door completely
 )
 
-func newAdmission(ceiling int, onLimit func(limit, inPlay int64)) *admission {
-	a := &admission{onLimit: onLimit, ceiling: math.MaxInt64}
+// newAdmission makes the controller; a game's reveal lasts about game, and
+// the limit is cut at most once in that time (at least a second), so that
+// one cut has taken effect before the next is judged.
+func newAdmission(ceiling int, game time.Duration, onLimit func(limit, inPlay int64)) *admission {
+	a := &admission{onLimit: onLimit, ceiling: math.MaxInt64, cutGap: max(time.Second, game)}
 	if ceiling > 0 {
 		a.ceiling = int64(ceiling)
 	}
@@ -123,7 +128,7 @@ func (a *admission) adjust(ctx context.Context) {
 		bets, slow := a.bets.Swap(0), a.slow.Swap(0)
 		trouble := (timed >= minEvidence && float64(late) > troubleShare*float64(timed)) ||
 			(bets >= minEvidence && float64(slow) > troubleShare*float64(bets))
-		cut := trouble && time.Since(lastCut) >= decreaseGap
+		cut := trouble && time.Since(lastCut) >= a.cutGap
 		if cut {
 			lastCut = time.Now()
 		}

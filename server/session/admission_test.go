@@ -28,7 +28,7 @@ func TestNextLimit(t *testing.T) {
 }
 
 func TestAdmissionTakeAndDone(t *testing.T) {
-	a := newAdmission(3, nil)
+	a := newAdmission(3, 0, nil)
 	if !a.take(2) || a.take(2) || !a.open(1) || a.open(2) {
 		t.Fatal("ceiling of 3: 2 then 2 more must be refused, 1 more allowed")
 	}

@@ -93,7 +93,8 @@ func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.S
 	h := &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
 		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
 		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
-	h.admit = newAdmission(cfg.MaxInPlay, func(limit, inPlay int64) {
+	reveal := engine.Drawn * (cfg.ColorInterval + cfg.NumberInterval)
+	h.admit = newAdmission(cfg.MaxInPlay, reveal, func(limit, inPlay int64) {
 		m.AdmitLimit.Set(float64(limit))
 		if limit == math.MaxInt64 {
 			m.AdmitLimit.Set(math.Inf(1))
