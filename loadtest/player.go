@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -56,6 +57,7 @@ type player struct {
 	balance int64          // what this client believes, from the server's own messages
 	seen    map[string]int // game → times seen settled
 	deposit int64
+	stopAt  time.Time // no ticket begins after it (run's deadline)
 }
 
 func login(ctx context.Context, base, name string) (string, error) {
@@ -111,7 +113,7 @@ func (p *player) idle(ctx context.Context) {
 
 // run plays tickets until the deadline, then checks its balance.
 func (p *player) run(ctx context.Context, deadline time.Time) {
-	p.seen = map[string]int{}
+	p.seen, p.stopAt = map[string]int{}, deadline
 	tok, err := login(ctx, p.cfg.base, p.name)
 	if err != nil {
 		p.stats.error("login", false)
@@ -210,7 +212,9 @@ func (p *player) ticket(ctx context.Context) error {
 
 // unlessBusy sends req, and again after the retry_ms of each busy refusal
 // (counted: the server keeps the games in play on time first), as the
-// page does. sent, if given, is when the last attempt went out.
+// page does — unless that would be after the run's deadline, when no
+// ticket begins (errPastDeadline). sent, if given, is when the last
+// attempt went out.
 func (p *player) unlessBusy(ctx context.Context, req *protocol.Request, sent ...*time.Time) (*protocol.Message, error) {
 	for {
 		if len(sent) > 0 {
@@ -222,15 +226,24 @@ func (p *player) unlessBusy(ctx context.Context, req *protocol.Request, sent ...
 			return m, err
 		}
 		p.stats.error(protocol.CodeBusy, true)
+		wait := time.Duration(e.RetryMS) * time.Millisecond
+		if !p.stopAt.IsZero() && time.Now().Add(wait).After(p.stopAt) {
+			return nil, errPastDeadline
+		}
 		select {
-		case <-time.After(time.Duration(e.RetryMS) * time.Millisecond):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
 }
 
+var errPastDeadline = errors.New("the run's deadline comes before the server's retry_ms")
+
 func (p *player) refused(err error) error {
+	if errors.Is(err, errPastDeadline) {
+		return nil // the loop ends at the deadline
+	}
 	if _, ok := err.(*protocol.Error); ok {
 		code := errCode(err)
 		p.stats.error(code, (code == protocol.CodeRateLimited && p.role != normal) || p.redisFault(code))

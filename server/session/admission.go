@@ -15,9 +15,10 @@ import (
 //
 // An accepted game costs this server and Redis work all along its reveal,
 // so the number of games in play is what loads them. adjust lowers the
-// number allowed by a tenth when, over a second, more than 1 % of the timed
-// messages went out late or of the bets were slow to be accepted (their
-// p99 passed the server's share of the goals) — at most once per game's
+// number allowed when, over a second, more than 1 % of the timed messages
+// went out late or of the bets were slow to be accepted (their p99 passed
+// the server's share of the goals) — by a tenth, or by a quarter or two
+// fifths when the p99 is two or four times past it — at most once per game's
 // reveal, so that a cut has taken effect before the next is judged — and
 // raises it by a tenth each second both are on time while the limit is
 // what holds play back.
@@ -34,9 +35,11 @@ type admission struct {
 	limit   atomic.Int64 // games allowed in play (unlimited: math.MaxInt64)
 	ceiling int64        // the operator's fixed maximum (unlimited: math.MaxInt64)
 
-	// This window's evidence, reset by adjust.
-	timed, late atomic.Int64 // timed messages sent, and those later than lateBy
-	bets, slow  atomic.Int64 // bets accepted, and those slower than slowBet
+	// This window's evidence, reset by adjust: timed messages sent, and
+	// those later than lateBy, twice and four times that; bets accepted,
+	// and those slower than slowBet, twice and four times that.
+	timed, bets atomic.Int64
+	late, slow  [levels]atomic.Int64
 
 	refused atomic.Int64  // tickets refused busy since start (for tests; metrics count too)
 	cutGap  time.Duration // between two cuts: a cut takes effect as games finish
@@ -48,6 +51,7 @@ const (
 	lateBy       = 15 * time.Millisecond // the server's share of the 20 ms lateness goal (the network and the client take the rest)
 	slowBet      = 35 * time.Millisecond // the server's share of the 50 ms confirm goal
 	troubleShare = 0.01                  // more than 1 % late or slow: the p99 is past it
+	levels       = 3                     // how far past: 1, 2 or 4 times
 	minEvidence  = 100                   // samples a window needs to be judged
 	minLimit     = 16                    // never shut the door completely
 )
@@ -106,17 +110,35 @@ func (a *admission) done(n int) { a.inPlay.Add(-int64(n)) }
 // sent records how late a timed message went out.
 func (a *admission) sent(late time.Duration) {
 	a.timed.Add(1)
-	if late > lateBy {
-		a.late.Add(1)
-	}
+	count(&a.late, late, lateBy)
 }
 
 // accepted records how long a bet took to be accepted.
 func (a *admission) accepted(took time.Duration) {
 	a.bets.Add(1)
-	if took > slowBet {
-		a.slow.Add(1)
+	count(&a.slow, took, slowBet)
+}
+
+// count adds d to the levels it passes: over, 2×over, 4×over.
+func count(c *[levels]atomic.Int64, d, over time.Duration) {
+	for i := range c {
+		if d <= over<<i {
+			return
+		}
+		c[i].Add(1)
 	}
+}
+
+// severity is how far past its threshold a window's p99 went: 0 (not),
+// 1, 2 (twice) or 3 (four times); too few samples say nothing.
+func severity(n int64, c *[levels]atomic.Int64) int {
+	sev := 0
+	for i := range c {
+		if k := c[i].Swap(0); n >= minEvidence && float64(k) > troubleShare*float64(n) {
+			sev = i + 1
+		}
+	}
+	return sev
 }
 
 // adjust sets the limit every window from the window's evidence, until
@@ -124,31 +146,30 @@ func (a *admission) accepted(took time.Duration) {
 func (a *admission) adjust(ctx context.Context) {
 	var lastCut time.Time
 	Every(ctx, admitWindow, func() {
-		timed, late := a.timed.Swap(0), a.late.Swap(0)
-		bets, slow := a.bets.Swap(0), a.slow.Swap(0)
-		trouble := (timed >= minEvidence && float64(late) > troubleShare*float64(timed)) ||
-			(bets >= minEvidence && float64(slow) > troubleShare*float64(bets))
-		cut := trouble && time.Since(lastCut) >= a.cutGap
+		sev := max(severity(a.timed.Swap(0), &a.late), severity(a.bets.Swap(0), &a.slow))
+		cut := sev > 0 && time.Since(lastCut) >= a.cutGap
 		if cut {
 			lastCut = time.Now()
 		}
 		inPlay := a.inPlay.Load()
-		a.limit.Store(nextLimit(a.limit.Load(), inPlay, trouble, cut))
+		a.limit.Store(nextLimit(a.limit.Load(), inPlay, sev, cut))
 		if a.onLimit != nil {
 			a.onLimit(a.allowed(), inPlay)
 		}
 	})
 }
 
-// nextLimit is the limit after a window: cut to nine tenths of what is in
-// play (or of the limit, if lower) on trouble, when a cut is due; grown by
-// a tenth (at least 2) when on time and the limit is what holds play back;
-// otherwise unchanged.
-func nextLimit(limit, inPlay int64, trouble, cut bool) int64 {
+// nextLimit is the limit after a window of the given severity: on trouble,
+// when a cut is due, what is in play (or the limit, if lower) less a
+// tenth, a quarter or two fifths by severity; grown by a tenth (at least
+// 2) when on time and the limit is what holds play back; otherwise
+// unchanged.
+func nextLimit(limit, inPlay int64, sev int, cut bool) int64 {
 	switch {
-	case trouble && cut:
-		return max(minLimit, min(limit, inPlay)*9/10)
-	case !trouble && limit != math.MaxInt64 && inPlay >= limit*9/10:
+	case sev > 0 && cut:
+		kept := [levels + 1]int64{100, 90, 75, 60}[sev] // per cent, by severity
+		return max(minLimit, min(limit, inPlay)*kept/100)
+	case sev == 0 && limit != math.MaxInt64 && inPlay >= limit*9/10:
 		if next := limit + max(2, limit/10); next < 1<<40 {
 			return next
 		}

@@ -3,26 +3,30 @@ package session
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestNextLimit(t *testing.T) {
 	for _, c := range []struct {
 		name          string
 		limit, inPlay int64
-		trouble, cut  bool
+		sev           int
+		cut           bool
 		want          int64
 	}{
-		{"no limit, on time: none", math.MaxInt64, 5000, false, false, math.MaxInt64},
-		{"first trouble: nine tenths of what is in play", math.MaxInt64, 5000, true, true, 4500},
-		{"trouble, cut not due yet: unchanged", 4500, 4400, true, false, 4500},
-		{"trouble below the limit: from the limit", 1000, 3000, true, true, 900},
-		{"never below the floor", 10, 10, true, true, minLimit},
-		{"on time and binding: grows a tenth", 1000, 950, false, false, 1100},
-		{"on time, small: grows by 2", 20, 19, false, false, 22},
-		{"on time, not binding: unchanged", 1000, 500, false, false, 1000},
+		{"no limit, on time: none", math.MaxInt64, 5000, 0, false, math.MaxInt64},
+		{"first trouble: nine tenths of what is in play", math.MaxInt64, 5000, 1, true, 4500},
+		{"p99 twice past: three quarters", math.MaxInt64, 5000, 2, true, 3750},
+		{"p99 four times past: three fifths", math.MaxInt64, 5000, 3, true, 3000},
+		{"trouble, cut not due yet: unchanged", 4500, 4400, 1, false, 4500},
+		{"trouble below the limit: from the limit", 1000, 3000, 1, true, 900},
+		{"never below the floor", 10, 10, 1, true, minLimit},
+		{"on time and binding: grows a tenth", 1000, 950, 0, false, 1100},
+		{"on time, small: grows by 2", 20, 19, 0, false, 22},
+		{"on time, not binding: unchanged", 1000, 500, 0, false, 1000},
 	} {
-		if got := nextLimit(c.limit, c.inPlay, c.trouble, c.cut); got != c.want {
-			t.Errorf("%s: nextLimit(%d, %d, %v, %v) = %d, want %d", c.name, c.limit, c.inPlay, c.trouble, c.cut, got, c.want)
+		if got := nextLimit(c.limit, c.inPlay, c.sev, c.cut); got != c.want {
+			t.Errorf("%s: nextLimit(%d, %d, %d, %v) = %d, want %d", c.name, c.limit, c.inPlay, c.sev, c.cut, got, c.want)
 		}
 	}
 }
@@ -39,5 +43,27 @@ func TestAdmissionTakeAndDone(t *testing.T) {
 	a.done(7)
 	if !a.take(3) || a.refused.Load() != 1 {
 		t.Fatalf("after done: take 3 must pass; refused %d", a.refused.Load())
+	}
+}
+
+func TestSeverity(t *testing.T) {
+	a := newAdmission(0, 0, nil)
+	for range 1000 {
+		a.sent(time.Millisecond)
+	}
+	for range 20 { // 2 %: 31 ms late, past 15 and 30 ms, not 60
+		a.sent(31 * time.Millisecond)
+	}
+	if got := severity(a.timed.Swap(0), &a.late); got != 2 {
+		t.Fatalf("severity %d, want 2", got)
+	}
+	if got := severity(a.timed.Swap(0), &a.late); got != 0 {
+		t.Fatalf("after the window: severity %d, want 0", got)
+	}
+	for range 50 { // too few to judge
+		a.accepted(time.Second)
+	}
+	if got := severity(a.bets.Swap(0), &a.slow); got != 0 {
+		t.Fatalf("50 bets judged: severity %d", got)
 	}
 }
