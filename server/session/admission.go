@@ -21,7 +21,10 @@ import (
 // fifths when the p99 is two or four times past it — at most once per game's
 // reveal, so that a cut has taken effect before the next is judged — and
 // raises it by a tenth each second both are on time while the limit is
-// what holds play back.
+// what holds play back. A cut never goes below half of what was in play
+// in the best second on time of the last minute or so: a stall that is
+// not the games' doing (a slow disk under Redis, a neighbour taking the
+// CPU) must not shut out players the server can serve.
 // Until the first sign of trouble there is no limit. Games being resumed are never refused: they were
 // accepted before.
 //
@@ -145,6 +148,7 @@ func severity(n int64, c *[levels]atomic.Int64) int {
 // ctx ends.
 func (a *admission) adjust(ctx context.Context) {
 	var lastCut time.Time
+	var served int64 // games in play in the best window on time lately (decays by 1 % a window)
 	Every(ctx, admitWindow, func() {
 		sev := max(severity(a.timed.Swap(0), &a.late), severity(a.bets.Swap(0), &a.slow))
 		cut := sev > 0 && time.Since(lastCut) >= a.cutGap
@@ -152,7 +156,11 @@ func (a *admission) adjust(ctx context.Context) {
 			lastCut = time.Now()
 		}
 		inPlay := a.inPlay.Load()
-		a.limit.Store(nextLimit(a.limit.Load(), inPlay, sev, cut))
+		served -= served / 100
+		if sev == 0 {
+			served = max(served, inPlay)
+		}
+		a.limit.Store(max(nextLimit(a.limit.Load(), inPlay, sev, cut), min(served/2, a.limit.Load())))
 		if a.onLimit != nil {
 			a.onLimit(a.allowed(), inPlay)
 		}
