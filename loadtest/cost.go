@@ -156,3 +156,23 @@ func profileServer(ctx context.Context, admin string, after time.Duration, file 
 	defer f.Close()
 	io.Copy(f, resp.Body)
 }
+
+// redisStalls is Redis's LATENCY LATEST: for each kind of event that took
+// over the monitor's threshold, how many ms the latest and the worst took.
+func redisStalls(addr string) string {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := rdb.Do(ctx, "LATENCY", "LATEST").Slice()
+	if err != nil || len(rows) == 0 {
+		return "none over 20 ms"
+	}
+	var parts []string
+	for _, r := range rows {
+		if f, ok := r.([]any); ok && len(f) >= 4 {
+			parts = append(parts, fmt.Sprintf("%v: latest %v ms, worst %v ms", f[0], f[2], f[3]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}

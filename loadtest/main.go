@@ -301,6 +301,7 @@ func run(c *config) error {
 		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
 		if c.redisAddr != "" {
 			rep.Redis = perGame(cmd0, commandStats(c.redisAddr), stats.Games)
+			rep.RedisStalls = redisStalls(c.redisAddr)
 		}
 	}
 	stopHog()

@@ -40,6 +40,7 @@ type Report struct {
 	RedisKills     int                    `json:"redis_kills"`
 	CPU            map[string]float64     `json:"cpu_ms_per_game,omitempty"` // servers, redis (when spawned), tester
 	Redis          *RedisCommands         `json:"redis_commands,omitempty"`  // INFO commandstats per game (when spawned)
+	RedisStalls    string                 `json:"redis_stalls,omitempty"`    // LATENCY LATEST (when spawned)
 	Verify         *bool                  `json:"verify_clean,omitempty"`    // keno-server verify on a spawned Redis
 	VerifyOutput   string                 `json:"verify_output,omitempty"`
 	Stakes         int64                  `json:"stakes_cents"`
@@ -214,7 +215,7 @@ func (r *Report) text(w io.Writer) {
 		fmt.Fprintf(w, "CPU per game (from /proc): servers %.3f ms, redis %.3f ms, load tester %.3f ms\n", r.CPU["servers"], r.CPU["redis"], r.CPU["tester"])
 	}
 	if r.Redis != nil {
-		fmt.Fprintf(w, "Redis (INFO commandstats): %v\n", r.Redis)
+		fmt.Fprintf(w, "Redis (INFO commandstats): %v\nRedis's stalls (LATENCY LATEST): %s\n", r.Redis, r.RedisStalls)
 	}
 	if r.RedisKills > 0 || len(r.LostAcks) > 0 {
 		fmt.Fprintf(w, "redis-server killed (-9) and restarted %d times; accepted games lost: %d %v\n", r.RedisKills, len(r.LostAcks), r.LostAcks[:min(len(r.LostAcks), 10)])

@@ -113,7 +113,10 @@ func spawn(serverBin string, n int, profile, fsync string, extra ...string) (*sp
 		// No automatic AOF rewrite in a bounded run: it forks and compresses
 		// the whole dataset for seconds, taking one of the cores the server
 		// and the load tester share here (a production Redis has its own).
-		"--auto-aof-rewrite-percentage", "0"}
+		"--auto-aof-rewrite-percentage", "0",
+		// Redis's own record of its stalls (fsync, commands, the event
+		// loop) over 20 ms, printed in the report (LATENCY LATEST).
+		"--latency-monitor-threshold", "20"}
 	if err := sp.startRedis(); err != nil {
 		sp.stop()
 		return nil, err
