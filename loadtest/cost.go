@@ -135,14 +135,21 @@ func hog(share float64) {
 }
 
 // profileServer saves 20 s of the server's CPU profile, taken once the ramp
-// is over.
+// is over, to file, and of its allocations to file + ".allocs".
 func profileServer(ctx context.Context, admin string, after time.Duration, file string) {
 	select {
 	case <-time.After(after):
 	case <-ctx.Done():
 		return
 	}
-	resp, err := http.Get(admin + "/debug/pprof/profile?seconds=20")
+	done := make(chan struct{})
+	go func() { fetchProfile(admin+"/debug/pprof/allocs?seconds=20", file+".allocs"); close(done) }()
+	fetchProfile(admin+"/debug/pprof/profile?seconds=20", file)
+	<-done
+}
+
+func fetchProfile(url, file string) {
+	resp, err := http.Get(url)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "keno-loadtest: server profile:", err)
 		return

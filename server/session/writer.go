@@ -25,11 +25,12 @@ import (
 type writer struct {
 	conn net.Conn
 
-	mu      sync.Mutex
-	onError func()        // the session ends (the connection is closed by then)
-	queue   *[]byte       // from writeBuffers; nil when empty
-	flusher chan struct{} // closed when the running flusher ends; nil when none runs
-	err     error         // the first write error: later writes fail at once
+	mu       sync.Mutex
+	onError  func()     // the session ends (the connection is closed by then)
+	queue    *[]byte    // from writeBuffers; nil when empty
+	flushing bool       // a flusher runs
+	idle     *sync.Cond // made by Close, which waits on it for the flusher to end
+	err      error      // the first write error: later writes fail at once
 }
 
 const maxQueued = 256 << 10
@@ -54,24 +55,25 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	*w.queue = append(*w.queue, p...)
-	if w.flusher == nil {
-		done := make(chan struct{})
-		w.flusher = done
-		go w.flush(done)
+	if !w.flushing {
+		w.flushing = true
+		go w.flush()
 	}
 	return len(p), nil
 }
 
 // flush writes what is queued, in one call each time, until the queue is
 // empty.
-func (w *writer) flush(done chan struct{}) {
-	defer close(done)
+func (w *writer) flush() {
 	for {
 		w.mu.Lock()
 		b := w.queue
 		w.queue = nil
 		if b == nil || w.err != nil {
-			w.flusher = nil
+			w.flushing = false
+			if w.idle != nil {
+				w.idle.Broadcast()
+			}
 			w.mu.Unlock()
 			if b != nil {
 				writeBuffers.put(b)
@@ -120,11 +122,13 @@ func (w *writer) failed(f func()) {
 func (w *writer) Close() error {
 	w.conn.SetWriteDeadline(time.Now().Add(time.Second))
 	w.mu.Lock()
-	done := w.flusher
-	w.mu.Unlock()
-	if done != nil {
-		<-done
+	if w.flushing && w.idle == nil {
+		w.idle = sync.NewCond(&w.mu)
 	}
+	for w.flushing {
+		w.idle.Wait()
+	}
+	w.mu.Unlock()
 	return w.conn.Close()
 }
 
