@@ -24,7 +24,8 @@ function render(s) {
   $("online").textContent = s.online_cluster;
   $("online-detail").textContent = `${s.online} on this server`;
   $("gps").textContent = s.games_per_sec_cluster.toFixed(1);
-  $("gps-detail").textContent = `${s.games_per_sec.toFixed(1)} on this server`;
+  $("gps-detail").textContent = `${s.games_per_sec.toFixed(1)} on this server · ${s.games_in_play} in play` +
+    (s.admission_limit >= 0 ? ` (limit ${s.admission_limit}: new tickets refused busy beyond it)` : "");
   $("stakes").textContent = euros(s.stakes_per_min);
   $("wins").textContent = `wins ${euros(s.wins_per_min)} / min`;
   $("ggr").textContent = euros(s.stakes_per_min - s.wins_per_min);

@@ -30,7 +30,9 @@ type Snapshot struct {
 	GamesPerSecCl float64 `json:"games_per_sec_cluster"` // every live server
 	StakesPerMin  int64   `json:"stakes_per_min"`        // cents, last 60 s
 	WinsPerMin    int64   `json:"wins_per_min"`
-	OpenGames     int64   `json:"open_games"` // unsettled, cluster-wide
+	OpenGames     int64   `json:"open_games"`      // unsettled, cluster-wide
+	InPlay        int64   `json:"games_in_play"`   // this server
+	AdmitLimit    int64   `json:"admission_limit"` // games this server allows in play now; -1: no limit
 
 	// Observed RTP (this server, since start) and its 95% confidence
 	// half-width; the theoretical range spans every pick count and strategy.
@@ -282,6 +284,7 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 	}
 	s.Redis = f.redisState(ctx)
 	s.Maintenance = f.a.Hub.Maintenance()
+	s.InPlay, s.AdmitLimit = f.a.Hub.Admission()
 	return s
 }
 

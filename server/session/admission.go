@@ -71,6 +71,16 @@ func newAdmission(ceiling int, game time.Duration, onLimit func(limit, inPlay in
 	return a
 }
 
+// Admission reports the games in play on this server and how many it
+// allows now (-1: no limit).
+func (h *Hub) Admission() (inPlay, limit int64) {
+	limit = h.admit.allowed()
+	if limit == math.MaxInt64 {
+		limit = -1
+	}
+	return h.admit.inPlay.Load(), limit
+}
+
 // allowed is the number of games that may be in play now.
 func (a *admission) allowed() int64 { return min(a.limit.Load(), a.ceiling) }
 
