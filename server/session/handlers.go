@@ -76,11 +76,10 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	}
 	var (
 		wg               sync.WaitGroup
-		acct             wallet.Account
-		lim              wallet.Limits
+		st               wallet.StakeStanding
 		standErr, idxErr error
 	)
-	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, s.player) })
+	s.hub.warm.Join(&wg, func() { st, standErr = s.hub.store.StakeStanding(ctx, s.player) })
 	s.hub.warm.Join(&wg, func() {
 		idxErr = retryTransient(ctx, func() error {
 			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
@@ -91,20 +90,20 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		s.abandon(t)
 		return err
 	}
-	if lim.ExcludedUntil > time.Now().UnixMilli() {
+	if st.ExcludedUntil > time.Now().UnixMilli() {
 		// Self-excluded: no ticket at all, not a ticket with a warning.
 		s.abandon(t)
-		return &wallet.Error{Code: "limit_reached", Reason: "self_excluded", Limit: lim.ExcludedUntil}
+		return &wallet.Error{Code: "limit_reached", Reason: "self_excluded", Limit: st.ExcludedUntil}
 	}
 	var warnings []string
-	if total > acct.Balance {
-		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", engine.Euros(total), engine.Euros(acct.Balance)))
+	if total > st.Balance {
+		warnings = append(warnings, fmt.Sprintf("insufficient_funds: the ticket costs %s and your balance is %s; deposit or remove grids", engine.Euros(total), engine.Euros(st.Balance)))
 	}
 	if tm := s.hub.store.Config().TicketMax; total > tm {
 		warnings = append(warnings, fmt.Sprintf("ticket_max: a ticket may not exceed %s", engine.Euros(tm)))
 	}
-	if lim.LossLimit >= 0 && lim.LostToday+total > lim.LossLimit {
-		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", engine.Euros(max(0, lim.LossLimit-lim.LostToday))))
+	if st.LossLimit >= 0 && st.LostToday+total > st.LossLimit {
+		warnings = append(warnings, fmt.Sprintf("loss_limit: this ticket would pass your daily loss limit (%s left today)", engine.Euros(max(0, st.LossLimit-st.LostToday))))
 	}
 	s.mu.Lock()
 	old := s.pending
@@ -113,7 +112,7 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	if old != nil {
 		s.abandon(old)
 	}
-	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &acct.Balance, Warnings: warnings})
+	s.reply(id, &protocol.Message{Type: protocol.TSummary, Ticket: t.id, Grids: out, Total: total, Balance: &st.Balance, Warnings: warnings})
 	return nil
 }
 

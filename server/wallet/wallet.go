@@ -473,6 +473,46 @@ func (s *Store) Standing(ctx context.Context, player string) (Account, Limits, e
 	return parseAccount(acct.Val()), limits(), nil
 }
 
+// StakeStanding is what a ticket summary weighs a stake against: the
+// balance and the limits on staking, as in force now.
+type StakeStanding struct {
+	Balance       int64
+	LossLimit     int64 // −1: none
+	LostToday     int64
+	ExcludedUntil int64 // ms since epoch
+}
+
+// stakeFields are the limits fields StakeStanding reads.
+var stakeFields = []string{"loss_limit", "loss_limit_pending", "loss_limit_pending_at", "excluded_until"}
+
+// StakeStanding reads, in one round trip, only what a ticket summary
+// needs (not the deposits of the week nor every limit: a ticket is built
+// far more often than limits are shown).
+func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding, error) {
+	if !ValidPlayer(player) {
+		return StakeStanding{}, ErrBadPlayer
+	}
+	k := keysOf(player)
+	now := s.Now()
+	pipe := s.rdb.Pipeline()
+	bal := pipe.HGet(ctx, k.acct(), "balance")
+	lim := pipe.HMGet(ctx, k.limits(), stakeFields...)
+	lost := pipe.Get(ctx, k.loss(now))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return StakeStanding{}, err
+	}
+	m := map[string]string{}
+	for i, v := range lim.Val() {
+		if v, ok := v.(string); ok {
+			m[stakeFields[i]] = v
+		}
+	}
+	lostToday, _ := lost.Int64()
+	l := s.parseLimits(now, m, lostToday, nil)
+	balance, _ := bal.Int64()
+	return StakeStanding{Balance: balance, LossLimit: l.LossLimit, LostToday: l.LostToday, ExcludedUntil: l.ExcludedUntil}, nil
+}
+
 // Limits are a player's responsible-gaming settings as in force now.
 type Limits struct {
 	DepositCap        int64 `json:"deposit_cap"`

@@ -796,3 +796,38 @@ func TestMoneyOperationsExtendTheLease(t *testing.T) {
 		}
 	})
 }
+
+// What a ticket summary reads agrees with the full standing, a limit
+// change that has come into force included.
+func TestStakeStandingAgreesWithStanding(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		s.Now = func() time.Time { return now }
+		s.Deposit(ctx, "stan", "d", 5_000)
+		s.SetLimit(ctx, "stan", "loss_limit", 2_000)
+		s.SetLimit(ctx, "stan", "loss_limit", 3_000) // a raise: pending for RaiseDelay
+		fence, _ := s.Claim(ctx, "stan", time.Minute)
+		if _, _, err := placeFair(ctx, s, "stan", fence, ticket(t, "stan", "t", 1, 200)); err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []time.Time{now, now.Add(s.cfg.RaiseDelay + time.Minute)} {
+			now = at
+			acct, lim, err := s.Standing(ctx, "stan")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.StakeStanding(ctx, "stan")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := StakeStanding{Balance: acct.Balance, LossLimit: lim.LossLimit, LostToday: lim.LostToday, ExcludedUntil: lim.ExcludedUntil}
+			if st != want || st.Balance != 4_800 {
+				t.Fatalf("at %v: %+v, want %+v", at, st, want)
+			}
+		}
+		if st, _ := s.StakeStanding(ctx, "nobody"); st.Balance != 0 || st.LossLimit != -1 {
+			t.Fatalf("a player never seen: %+v", st)
+		}
+	})
+}
