@@ -25,7 +25,11 @@ import (
 // A new ticket's games were admitted by confirm; resumed ones are counted
 // in play here. Each counts done as it finishes, and whatever did not
 // play when the goroutine ends (the session ended, Redis failed).
-func (s *Session) play(games []*wallet.GameState, resumed bool) {
+//
+// announce tells the client which games it is about to see (accepted,
+// resume); it runs once the games count as in play, so that a shutdown
+// that follows the announcement lets them reach their pause.
+func (s *Session) play(games []*wallet.GameState, resumed bool, announce func()) {
 	if resumed {
 		s.hub.admit.force(len(games))
 	}
@@ -33,6 +37,7 @@ func (s *Session) play(games []*wallet.GameState, resumed bool) {
 	s.mu.Lock()
 	s.playing = done
 	s.mu.Unlock()
+	announce()
 	s.hub.warm.Go(func() {
 		left := len(games)
 		defer func() {

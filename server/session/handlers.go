@@ -232,13 +232,14 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		s.hub.metrics.GamesStarted.WithLabelValues(metrics.Labels(len(g.Outcome.Picks), g.Outcome.Stake)...).Inc()
 		s.hub.metrics.StakesCents.Add(float64(g.Outcome.Stake))
 	}
-	s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
-	took := time.Since(start)
-	s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
-	s.hub.admit.accepted(took)
 	admitted = 0 // play counts them done, one by one
 	s.busyStreak = 0
-	s.play(states, false)
+	s.play(states, false, func() {
+		s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
+		took := time.Since(start)
+		s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
+		s.hub.admit.accepted(took)
+	})
 	return nil
 }
 

@@ -113,8 +113,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		return nil
 	}
 	s.hub.metrics.Resumed.Add(float64(len(open)))
-	s.send(&protocol.Message{Type: protocol.TResume, Games: refs})
-	s.play(open, true)
+	s.play(open, true, func() { s.send(&protocol.Message{Type: protocol.TResume, Games: refs}) })
 	return nil
 }
 
