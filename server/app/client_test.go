@@ -573,6 +573,41 @@ func TestBrowserRealityCheck(t *testing.T) {
 	do(t, ctx, "keep playing", click("#reality-go"), until(`!document.getElementById("reality-dialog").open`))
 }
 
+// A server at its limit of games in play refuses the page's ticket busy;
+// the page says so (nothing debited), waits the retry_ms and tries again,
+// and the ticket goes through once the game in play has finished.
+func TestBrowserBusyRetries(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) {
+		c.Session.MaxInPlay = 1
+		c.Session.ColorInterval, c.Session.NumberInterval = 150*time.Millisecond, 150*time.Millisecond
+	})
+	ctx := playerPage(t, ts, "patient", 1_000, 768, 1024)
+	signIn(t, ctx, ts, "patient")
+	do(t, ctx, "watch the messages", chromedp.Evaluate[chromedp.Void](`window.said = [];
+new MutationObserver(() => said.push(document.getElementById("message").textContent)).observe(document.getElementById("message"), {childList: true, subtree: true});`))
+	occupier := ts.player("occupier", 1_000)
+	sum, err := occupier.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3, 4, 5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := occupier.Request(ctxT(t), &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "ask for a ticket while the server is full", append(pick(5, 10, 15), click("#btn-review"),
+		until(`said.some((m) => m.includes("Beaucoup de joueurs") && m.includes("rien n'a été débité"))`))...)
+	if bal := ts.balance("patient"); bal != 1_000 {
+		t.Fatalf("a busy refusal debited: balance %d", bal)
+	}
+	if _, err := occupier.Follow(ctxT(t), protocol.Strategy{}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "the page tried again", chromedp.WaitVisible(chromedp.CSS("#summary")), click("#btn-confirm"),
+		until(`document.getElementById("balance").dataset.cents === "900"`))
+	if n := eval[int](t, ctx, `said.filter((m) => m.includes("Beaucoup de joueurs")).length`); n < 1 {
+		t.Fatalf("the busy message was shown %d times", n)
+	}
+}
+
 // The operator's console in Chromium: log in, find a player, recall one of
 // their games, start maintenance (a client's ticket is refused with a typed
 // maintenance error; a game in play finishes), and lift it.
