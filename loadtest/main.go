@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -69,7 +70,10 @@ type config struct {
 	pgOutage     time.Duration // with -archive: stop PostgreSQL this long, a third into the run
 	killArchiver int           // with -archive: SIGKILL and restart the archiver this many times
 	kill         func() error
-	verify       func() (bool, string) // with -spawn-server: keno-server verify on its Redis
+	restart      func(i int) error      // with -spawn-server: restart server i (SIGTERM, then start again)
+	restartSrv   bool                   // -restart-server
+	stoppedURL   atomic.Pointer[string] // the server being restarted, while it is down
+	verify       func() (bool, string)  // with -spawn-server: keno-server verify on its Redis
 	cpu          func() (servers, redis time.Duration)
 	redisAddr    string  // with -spawn-server: its Redis, for INFO commandstats
 	hog          float64 // share of a core a neighbour keeps busy during the run
@@ -114,6 +118,7 @@ func main() {
 	flag.DurationVar(&c.pgOutage, "pg-outage", 0, "with -archive: stop PostgreSQL this long, a third into the run")
 	flag.IntVar(&c.killArchiver, "kill-archiver", 0, "with -archive: kill -9 and restart the archiver process this many times during the run")
 	flag.IntVar(&c.killRedis, "kill-redis", 0, "with -spawn-server: kill -9 and restart the spawned redis-server this many times during the run, then check that every acknowledgement survived")
+	flag.BoolVar(&c.restartSrv, "restart-server", false, "with -spawn-server: stop the first server with SIGTERM halfway through the run and start it again; its players reconnect at once, to the next server with -servers 2 or more (a reconnection storm: every connection must succeed)")
 	flag.Float64Var(&c.hog, "hog", 0, "start a neighbour process that keeps this share of one core busy during the run (0.5: half a core), as a production host's other programs would")
 	flag.Float64Var(&c.hogChild, "hog-child", 0, "internal: be that neighbour")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
@@ -180,6 +185,9 @@ func (c *config) validate() error {
 	if c.maxGrids < 1 || c.maxGrids > 5 {
 		return fmt.Errorf("-grids must be 1..5")
 	}
+	if c.restartSrv && c.restart == nil && !c.child {
+		return fmt.Errorf("-restart-server needs -spawn-server (it restarts a server it spawned)")
+	}
 	if c.hog < 0 || c.hog > 1 {
 		return fmt.Errorf("-hog must be a share of one core, 0..1")
 	}
@@ -221,7 +229,7 @@ func run(c *config) error {
 			sp.verifyArgs = []string{"-archive", arch.pg.URL()}
 		}
 		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
-		c.kill, c.verify, c.cpu, c.redisAddr = sp.killRedis, sp.verify, sp.cpu, sp.addr
+		c.kill, c.verify, c.cpu, c.redisAddr, c.restart = sp.killRedis, sp.verify, sp.cpu, sp.addr, sp.restartServer
 	}
 	if err := c.validate(); err != nil {
 		return err
@@ -269,6 +277,7 @@ func run(c *config) error {
 	rep.ServerBefore = srv.sample()
 
 	kills := killRedisDuringRun(ctx, c)
+	restarted := restartServerMidRun(ctx, c)
 	var archFaults func() (int, int)
 	if arch != nil {
 		archFaults = arch.faults(ctx, c)
@@ -297,7 +306,8 @@ func run(c *config) error {
 	}
 	rep.ServerAfter = srv.sample()
 	rep.RedisKills = kills()
-	if rep.RedisKills == 0 { // a restarted Redis is a new process: its CPU would be half counted
+	rep.ServerRestart = restarted()
+	if rep.RedisKills == 0 && rep.ServerRestart == "" { // a restarted process is a new one: its CPU would be half counted
 		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
 		if c.redisAddr != "" {
 			rep.Redis = perGame(cmd0, commandStats(c.redisAddr), stats.Games)
@@ -570,6 +580,42 @@ func killRedisDuringRun(ctx context.Context, c *config) func() int {
 		}
 	}()
 	return func() int { return <-done }
+}
+
+// stopped reports whether url is the server being restarted right now.
+func (c *config) stopped(url string) bool {
+	u := c.stoppedURL.Load()
+	return u != nil && *u == url
+}
+
+// restartServerMidRun restarts the first spawned server halfway through
+// the run (with -restart-server); the function it returns waits for it
+// and says what happened ("" if it was not asked).
+func restartServerMidRun(ctx context.Context, c *config) func() string {
+	done := make(chan string, 1)
+	if !c.restartSrv {
+		done <- ""
+		return func() string { return <-done }
+	}
+	go func() {
+		select {
+		case <-time.After(c.ramp + c.duration/2):
+		case <-ctx.Done():
+			done <- "not done: the run was interrupted"
+			return
+		}
+		t0 := time.Now()
+		c.stoppedURL.Store(&c.urls[0])
+		defer c.stoppedURL.Store(nil)
+		if err := c.restart(0); err != nil {
+			done <- "failed: " + err.Error()
+			return
+		}
+		msg := fmt.Sprintf("server 1 stopped (SIGTERM, drained) and ready again after %.1f s", time.Since(t0).Seconds())
+		fmt.Fprintf(os.Stderr, "\n%s\n", msg)
+		done <- msg
+	}()
+	return func() string { return <-done }
 }
 
 func lastLines(s string, n int) string {

@@ -80,6 +80,12 @@ func (p *player) connect(ctx context.Context, record bool) error {
 	t0 := time.Now()
 	c, err := protocol.Connect(ctx, p.url, p.token)
 	if err != nil {
+		if p.cfg.stopped(p.url) {
+			// Restarting on purpose (-restart-server): a load balancer
+			// would not have sent the player there; it tries the next.
+			p.stats.error("connect_to_stopped_server", true)
+			return err
+		}
 		p.stats.error("connect", p.cfg.killRedis > 0) // Redis down at that instant: the player retries
 		return err
 	}
@@ -246,6 +252,12 @@ func (p *player) refused(err error) error {
 	}
 	if _, ok := err.(*protocol.Error); ok {
 		code := errCode(err)
+		if code == protocol.CodeDraining {
+			// The server is going away, as announced: a client goes to
+			// another one (the caller reconnects).
+			p.stats.error(code, true)
+			return err
+		}
 		p.stats.error(code, (code == protocol.CodeRateLimited && p.role != normal) || p.redisFault(code))
 		return nil
 	}
@@ -293,7 +305,6 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			numbers++
 			if numbers == dropAt {
 				p.c.CloseNow()
-				p.stats.add(func(s *Stats) { s.Reconnects++ })
 			}
 		case protocol.TSoCOffer:
 			cont := p.decide()
@@ -338,6 +349,7 @@ func (p *player) reconnect(ctx context.Context) error {
 	for attempt := 0; attempt < 10; attempt++ {
 		p.url = p.cfg.next(p.url)
 		if err := p.connect(ctx, false); err == nil {
+			p.stats.add(func(s *Stats) { s.Reconnects++ }) // of any cause: a drop on purpose, a restart, a takeover
 			return nil
 		}
 		select {
@@ -445,6 +457,11 @@ func (p *player) vandalise(ctx context.Context) {
 		m, err := p.c.NextOf(dctx, protocol.TError)
 		cancel()
 		if err != nil {
+			select {
+			case <-p.c.Done():
+				return // the connection went away first (a restart): nothing to answer on
+			default:
+			}
 			p.stats.error("bad_input_unanswered", false)
 			return
 		}
@@ -457,6 +474,11 @@ func (p *player) verify(ctx context.Context) {
 	vctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m, err := p.c.Request(vctx, &protocol.Request{Type: protocol.TBalance})
+	if errCode(err) == "transport" && p.reconnect(vctx) == nil {
+		// The connection had gone (a server restarted while the player
+		// thought); the new one's welcome says what was settled meanwhile.
+		m, err = p.c.Request(vctx, &protocol.Request{Type: protocol.TBalance})
+	}
 	if err != nil {
 		p.stats.error("verify:"+errCode(err), false)
 		return

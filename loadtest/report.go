@@ -38,6 +38,7 @@ type Report struct {
 	DoubleSettle   int64                  `json:"double_settled_games"`
 	LostAcks       []string               `json:"lost_acknowledgements"`
 	RedisKills     int                    `json:"redis_kills"`
+	ServerRestart  string                 `json:"server_restart,omitempty"`  // -restart-server: what happened
 	CPU            map[string]float64     `json:"cpu_ms_per_game,omitempty"` // servers, redis (when spawned), tester
 	Redis          *RedisCommands         `json:"redis_commands,omitempty"`  // INFO commandstats per game (when spawned)
 	RedisStalls    string                 `json:"redis_stalls,omitempty"`    // LATENCY LATEST (when spawned)
@@ -216,6 +217,9 @@ func (r *Report) text(w io.Writer) {
 	}
 	if r.Redis != nil {
 		fmt.Fprintf(w, "Redis (INFO commandstats): %v\nRedis's stalls (LATENCY LATEST): %s\n", r.Redis, r.RedisStalls)
+	}
+	if r.ServerRestart != "" {
+		fmt.Fprintf(w, "mid-run restart: %s; reconnects %d; failed connection attempts %d\n", r.ServerRestart, r.Reconnects, r.Errors["connect"])
 	}
 	if r.RedisKills > 0 || len(r.LostAcks) > 0 {
 		fmt.Fprintf(w, "redis-server killed (-9) and restarted %d times; accepted games lost: %d %v\n", r.RedisKills, len(r.LostAcks), r.LostAcks[:min(len(r.LostAcks), 10)])

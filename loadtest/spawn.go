@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -87,6 +88,30 @@ func procCPU(pid int) time.Duration {
 func (s *spawned) verify() (bool, string) {
 	out, err := exec.Command(s.serverBin, append([]string{"verify", "-redis", "redis://" + s.addr}, s.verifyArgs...)...).CombinedOutput()
 	return err == nil, strings.TrimSpace(string(out))
+}
+
+// restartServer stops server i as an orchestrator would — SIGTERM: it
+// drains and tells its players to reconnect — and starts it again on the
+// same ports. Its players reconnect at once (to the next server, when
+// there are several): a reconnection storm.
+func (s *spawned) restartServer(i int) error {
+	old := s.servers[i]
+	old.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { old.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(40 * time.Second):
+		old.Process.Kill()
+		<-done
+	}
+	srv := exec.Command(old.Path, old.Args[1:]...)
+	srv.Stdout, srv.Stderr = os.Stderr, os.Stderr
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	s.servers[i] = srv
+	return waitHTTP(strings.Replace(strings.TrimSuffix(s.urls[i], "/ws"), "ws://", "http://", 1) + "/readyz")
 }
 
 // killRedis SIGKILLs the spawned redis-server, as a crash would, and starts
