@@ -14,22 +14,22 @@ import (
 // tickets (busy, with a retry_ms) when the server cannot keep them so.
 //
 // An accepted game costs this server and Redis work all along its reveal,
-// so the number of games in play is what loads them. adjust lowers the
-// number allowed when, over a second, more than 1 % of the timed messages
-// went out late or of the bets were slow to be accepted (their p99 passed
-// the server's share of the goals) — by a tenth, or by a quarter or two
-// fifths when the p99 is two or four times past it — at most once per game's
-// reveal, so that a cut has taken effect before the next is judged — and
-// raises it by a tenth each second both are on time while the limit is
-// what holds play back. A cut never goes below half of what was in play
-// in the best second on time of the last minute or so: a stall that is
-// not the games' doing (a slow disk under Redis, a neighbour taking the
-// CPU) must not shut out players the server can serve.
-// Until the first sign of trouble there is no limit. Games being resumed are never refused: they were
-// accepted before.
+// so the number of games in play is what loads them, and what is limited.
+// Until the first sign of trouble there is no limit. Then, each second:
+//   - trouble — over 1 % of the timed messages went out late, or of the
+//     bets were slow to be accepted (their p99 passed the server's share of
+//     the goals) — cuts the limit by a tenth, a quarter or two fifths as the
+//     p99 is 1, 2 or 4 times past; at most once per game's reveal, so that
+//     one cut has taken effect before the next is judged;
+//   - a second on time, with the limit holding play back, raises it by a
+//     tenth.
 //
-// The operator may also set a fixed ceiling (MAX_GAMES_IN_PLAY): the
-// server's tested capacity, never passed whatever the evidence says.
+// A cut never goes below half of what was in play in the best second on
+// time of the last minute or so: a stall that is not the games' doing (a
+// slow disk under Redis, a neighbour taking the CPU) must not shut out
+// players the server can serve. Games being resumed are never refused:
+// they were accepted before. The operator may also set a fixed ceiling
+// (MAX_GAMES_IN_PLAY): the server's tested capacity.
 //
 // Owner: the counters are written by sessions (atomics); the limit by
 // adjust alone, which Hub.Run runs.
@@ -170,7 +170,7 @@ func (a *admission) adjust(ctx context.Context) {
 		if sev == 0 {
 			served = max(served, inPlay)
 		}
-		a.limit.Store(max(nextLimit(a.limit.Load(), inPlay, sev, cut), min(served/2, a.limit.Load())))
+		a.limit.Store(nextLimit(a.limit.Load(), inPlay, sev, cut, served/2))
 		if a.onLimit != nil {
 			a.onLimit(a.allowed(), inPlay)
 		}
@@ -179,14 +179,14 @@ func (a *admission) adjust(ctx context.Context) {
 
 // nextLimit is the limit after a window of the given severity: on trouble,
 // when a cut is due, what is in play (or the limit, if lower) less a
-// tenth, a quarter or two fifths by severity; grown by a tenth (at least
-// 2) when on time and the limit is what holds play back; otherwise
-// unchanged.
-func nextLimit(limit, inPlay int64, sev int, cut bool) int64 {
+// tenth, a quarter or two fifths by severity, but not below floor (nor a
+// limit already lower); grown by a tenth (at least 2) when on time and the
+// limit is what holds play back; otherwise unchanged.
+func nextLimit(limit, inPlay int64, sev int, cut bool, floor int64) int64 {
 	switch {
 	case sev > 0 && cut:
 		kept := [levels + 1]int64{100, 90, 75, 60}[sev] // per cent, by severity
-		return max(minLimit, min(limit, inPlay)*kept/100)
+		return max(minLimit, min(limit, inPlay)*kept/100, min(floor, limit))
 	case sev == 0 && limit != math.MaxInt64 && inPlay >= limit*9/10:
 		if next := limit + max(2, limit/10); next < 1<<40 {
 			return next

@@ -20,14 +20,28 @@ func TestNextLimit(t *testing.T) {
 		{"p99 four times past: three fifths", math.MaxInt64, 5000, 3, true, 3000},
 		{"trouble, cut not due yet: unchanged", 4500, 4400, 1, false, 4500},
 		{"trouble below the limit: from the limit", 1000, 3000, 1, true, 900},
-		{"never below the floor", 10, 10, 1, true, minLimit},
+		{"never below the minimum", 10, 10, 1, true, minLimit},
 		{"on time and binding: grows a tenth", 1000, 950, 0, false, 1100},
 		{"on time, small: grows by 2", 20, 19, 0, false, 22},
 		{"on time, not binding: unchanged", 1000, 500, 0, false, 1000},
 	} {
-		if got := nextLimit(c.limit, c.inPlay, c.sev, c.cut); got != c.want {
+		if got := nextLimit(c.limit, c.inPlay, c.sev, c.cut, 0); got != c.want {
 			t.Errorf("%s: nextLimit(%d, %d, %d, %v) = %d, want %d", c.name, c.limit, c.inPlay, c.sev, c.cut, got, c.want)
 		}
+	}
+}
+
+// A cut stops at half the best level served on time lately, unless the
+// limit was lower already.
+func TestNextLimitFloor(t *testing.T) {
+	if got := nextLimit(math.MaxInt64, 1000, 3, true, 800); got != 800 {
+		t.Errorf("a deep cut under the floor: %d, want 800", got)
+	}
+	if got := nextLimit(500, 1000, 1, true, 800); got != 500 {
+		t.Errorf("a limit already under the floor: %d, want 500", got)
+	}
+	if got := nextLimit(5000, 4000, 1, true, 800); got != 3600 {
+		t.Errorf("a cut above the floor: %d, want 3600", got)
 	}
 }
 
