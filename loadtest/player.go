@@ -474,7 +474,7 @@ func (p *player) verify(ctx context.Context) {
 	vctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	m, err := p.c.Request(vctx, &protocol.Request{Type: protocol.TBalance})
-	if errCode(err) == "transport" && p.reconnect(vctx) == nil {
+	if err != nil && errCode(err) == "transport" && p.reconnect(vctx) == nil {
 		// The connection had gone (a server restarted while the player
 		// thought); the new one's welcome says what was settled meanwhile.
 		m, err = p.c.Request(vctx, &protocol.Request{Type: protocol.TBalance})
