@@ -78,15 +78,15 @@ func play(b *testing.B, s *wallet.Store, prefix string, players, perPlayer int) 
 			fence, _ := s.Claim(ctx, player, time.Hour)
 			picks, _ := engine.ValidatePicks([]int{2, 7, 11, 19, 23, 31})
 			for i := 0; i < perPlayer; i++ {
-				seed, client, nonce, err := s.Seeds(ctx, player, 0)
+				in, err := s.Fair(ctx, player)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				o, _ := tab.Deal(engine.NewFairSource(seed, client, nonce), picks, 100)
+				o, _ := tab.Deal(engine.NewFairSource(in.Seed, in.Client, in.Next), picks, 100)
 				id := fmt.Sprintf("%s-%d", player, i)
-				tk := wallet.Ticket{ID: id, Seed: seed, Games: []wallet.GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Created: time.Now().UnixMilli(),
-					Fair: wallet.Fairness{Commit: engine.SeedCommitment(seed), ClientSeed: client, Nonce: nonce}, Outcome: o}}}
+				tk := wallet.Ticket{ID: id, Seed: in.Seed, Games: []wallet.GameRecord{{ID: id, Ticket: id, Grids: 1, Player: player, Created: time.Now().UnixMilli(),
+					Fair: wallet.Fairness{Commit: in.Public().Commit, ClientSeed: in.Client, Nonce: in.Next}, Outcome: o}}}
 				if _, _, err := s.PlaceBet(ctx, player, fence, tk); err != nil {
 					b.Error(err)
 					return

@@ -122,10 +122,10 @@ func gameID(ticket string, i int) string { return ticket + "-" + strconv.Itoa(i)
 // loadFair reads the player's provably fair inputs (creating a seed if
 // there is none) and keeps them for the next ticket.
 func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
-	var f fairInputs
+	var f wallet.FairInputs
 	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		f.seed, f.client, f.next, err = s.hub.store.Seeds(ctx, s.player, 0)
+		f, err = s.hub.store.Fair(ctx, s.player)
 		s.hub.metrics.ObserveRedis("seeds", t0, err)
 		return err
 	})
@@ -133,7 +133,7 @@ func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
 		return wallet.FairState{}, err
 	}
 	s.fair = &f
-	return wallet.FairState{Commit: engine.SeedCommitment(f.seed), ClientSeed: f.client, NextNonce: f.next}, nil
+	return f.Public(), nil
 }
 
 // abandon removes the recovery entries of a ticket that will not be
@@ -206,7 +206,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		if !errors.As(err, &moved) || attempt == 3 {
 			break
 		}
-		s.fair = &fairInputs{seed: moved.Seed, client: moved.Client, next: moved.Next}
+		s.fair = &moved.Current
 	}
 	if err != nil {
 		// A refused bet left nothing behind: the ticket awaits another
@@ -217,7 +217,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		}
 		return err
 	}
-	s.fair.next += uint64(len(tk.Games))
+	s.fair.Next += uint64(len(tk.Games))
 	s.mu.Lock()
 	s.pending = nil
 	s.last = t.grids
@@ -248,16 +248,16 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 func (s *Session) deal(t *pendingTicket) (wallet.Ticket, error) {
 	f := s.fair
 	now := time.Now().UnixMilli()
-	commit := engine.SeedCommitment(f.seed)
-	tk := wallet.Ticket{ID: t.id, Seed: f.seed}
+	commit := engine.SeedCommitment(f.Seed)
+	tk := wallet.Ticket{ID: t.id, Seed: f.Seed}
 	for i, g := range t.grids {
-		nonce := f.next + uint64(i)
-		o, err := s.hub.table.Deal(engine.NewFairSource(f.seed, f.client, nonce), g.picks, g.stake)
+		nonce := f.Next + uint64(i)
+		o, err := s.hub.table.Deal(engine.NewFairSource(f.Seed, f.Client, nonce), g.picks, g.stake)
 		if err != nil {
 			return tk, err
 		}
 		tk.Games = append(tk.Games, wallet.GameRecord{ID: t.ids[i], Ticket: t.id, Index: i, Grids: len(t.grids),
-			Player: s.player, Created: now, Fair: wallet.Fairness{Commit: commit, ClientSeed: f.client, Nonce: nonce}, Outcome: o})
+			Player: s.player, Created: now, Fair: wallet.Fairness{Commit: commit, ClientSeed: f.Client, Nonce: nonce}, Outcome: o})
 	}
 	return tk, nil
 }

@@ -95,10 +95,11 @@ func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.S
 		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
 	reveal := engine.Drawn * (cfg.ColorInterval + cfg.NumberInterval)
 	h.admit = newAdmission(cfg.MaxInPlay, reveal, func(limit, inPlay int64) {
-		m.AdmitLimit.Set(float64(limit))
+		shown := float64(limit)
 		if limit == math.MaxInt64 {
-			m.AdmitLimit.Set(math.Inf(1))
+			shown = math.Inf(1) // no limit
 		}
+		m.AdmitLimit.Set(shown)
 		m.GamesInPlay.Set(float64(inPlay))
 	})
 	return h

@@ -14,6 +14,7 @@ import (
 	"keno/engine"
 	"keno/protocol"
 	"keno/server/ratelimit"
+	"keno/server/wallet"
 )
 
 // Session is one connected player. Each field says which goroutine owns
@@ -36,9 +37,9 @@ type Session struct {
 
 	// The reader's alone (requests are handled one at a time).
 	local      *ratelimit.Local
-	fair       *fairInputs // the player's provably fair inputs for the next ticket; nil: read them
-	refusals   int         // consecutive refused messages (sustained abuse closes)
-	busyStreak uint        // tickets refused busy in a row (each asked to wait longer)
+	fair       *wallet.FairInputs // what the next ticket is dealt from, as last read or advanced by a bet (checked by the bet); nil: read them
+	refusals   int                // consecutive refused messages (sustained abuse closes)
+	busyStreak uint               // tickets refused busy in a row (each asked to wait longer)
 
 	// Shared, atomic.
 	fence      atomic.Int64 // the lease's fencing token (wallet.Claim): hello, or a reclaim (leaseLost)
@@ -54,15 +55,6 @@ type Session struct {
 	await    *awaiting      // the decision the game waits for, if any
 	paused   bool           // the game waits for a choice and its offer has been sent
 	replaced bool           // taken over by a newer session
-}
-
-// fairInputs are what the next ticket is dealt from: the server seed, the
-// client seed and the next nonce, as last read or advanced by a bet. The
-// bet script checks them (wallet.FairMoved when they moved).
-type fairInputs struct {
-	seed   []byte
-	client string
-	next   uint64
 }
 
 // gridSpec is one grid ready to deal.

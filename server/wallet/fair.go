@@ -46,13 +46,24 @@ func (s *Store) Seeds(ctx context.Context, player string, n int) (seed []byte, c
 	return seed, str(r, 1), uint64(num(r, 2)), err
 }
 
-// Fair returns the commitment to the current seed (creating one if needed).
-func (s *Store) Fair(ctx context.Context, player string) (FairState, error) {
+// FairInputs are what the player's next game is dealt from: the server
+// seed (kept server-side until rotation), the client seed and the next
+// nonce.
+type FairInputs struct {
+	Seed   []byte
+	Client string
+	Next   uint64
+}
+
+// Public is what the player may see of the inputs before betting.
+func (f FairInputs) Public() FairState {
+	return FairState{Commit: engine.SeedCommitment(f.Seed), ClientSeed: f.Client, NextNonce: f.Next}
+}
+
+// Fair returns the player's current inputs (creating a seed if needed).
+func (s *Store) Fair(ctx context.Context, player string) (FairInputs, error) {
 	seed, client, next, err := s.Seeds(ctx, player, 0)
-	if err != nil {
-		return FairState{}, err
-	}
-	return FairState{Commit: engine.SeedCommitment(seed), ClientSeed: client, NextNonce: next}, nil
+	return FairInputs{Seed: seed, Client: client, Next: next}, err
 }
 
 // SetClientSeed sets the player's client seed for the next games.

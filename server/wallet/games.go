@@ -45,11 +45,7 @@ type Ticket struct {
 // FairMoved refuses a ticket dealt from provably fair inputs that are no
 // longer the player's current ones (a rotation, a new client seed, nonces
 // taken by another session): nothing was done; deal again from these.
-type FairMoved struct {
-	Seed   []byte
-	Client string
-	Next   uint64 // the next nonce
-}
+type FairMoved struct{ Current FairInputs }
 
 func (e *FairMoved) Error() string {
 	return "wallet: the provably fair inputs moved; deal the ticket again"
@@ -122,7 +118,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		if err != nil {
 			return 0, false, err
 		}
-		return 0, false, &FairMoved{Seed: seed, Client: str(reply, 3), Next: uint64(num(reply, 4))}
+		return 0, false, &FairMoved{FairInputs{Seed: seed, Client: str(reply, 3), Next: uint64(num(reply, 4))}}
 	}
 	return 0, false, replyError(reply)
 }

@@ -56,14 +56,14 @@ func ticket(t testing.TB, player, id string, n int, stake int64) Ticket {
 // inputs, as a session does (the games here are dealt from another source:
 // the wallet checks the inputs named, not the dealing).
 func placeFair(ctx context.Context, s *Store, player, fence string, tk Ticket) (int64, bool, error) {
-	seed, client, next, err := s.Seeds(ctx, player, 0)
+	in, err := s.Fair(ctx, player)
 	if err != nil {
 		return 0, false, err
 	}
-	tk.Seed = seed
+	tk.Seed = in.Seed
 	tk.Games = slices.Clone(tk.Games)
 	for i := range tk.Games {
-		tk.Games[i].Fair = Fairness{Commit: engine.SeedCommitment(seed), ClientSeed: client, Nonce: next + uint64(i)}
+		tk.Games[i].Fair = Fairness{Commit: in.Public().Commit, ClientSeed: in.Client, Nonce: in.Next + uint64(i)}
 	}
 	return s.PlaceBet(ctx, player, fence, tk)
 }
@@ -639,7 +639,8 @@ func TestOwnership(t *testing.T) {
 func TestFairSeeds(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		st, err := s.Fair(ctx, "ivy")
+		in, err := s.Fair(ctx, "ivy")
+		st := in.Public()
 		if err != nil || len(st.Commit) != 64 || st.NextNonce != 1 {
 			t.Fatalf("fair state %+v %v", st, err)
 		}
