@@ -242,10 +242,11 @@ const (
 	CodeExclusion         = "exclusion_in_force"
 	CodeServerProblem     = "server_problem"
 	CodeDraining          = "server_draining"
-	CodeMaintenance       = "maintenance"     // the operator's maintenance: no new ticket; games in play finish
-	CodeKicked            = "kicked"          // the operator ended the session (kick, block, exclusion)
-	CodeBlocked           = "account_blocked" // hello of a player the operator blocked
-	CodeBusy              = "busy"            // the server keeps the games in play on time first: nothing was debited; retry after retry_ms
+	CodeMaintenance       = "maintenance"        // the operator's maintenance: no new ticket; games in play finish
+	CodeKicked            = "kicked"             // the operator ended the session (kick, block, exclusion)
+	CodeBlocked           = "account_blocked"    // hello of a player the operator blocked
+	CodeBusy              = "busy"               // the server keeps the games in play on time first: nothing was debited; retry after retry_ms
+	CodeWalletUnavailable = "wallet_unavailable" // seamless mode: the operator's wallet did not answer the debit; it is cancelled, the ticket refused; retry after retry_ms
 	CodeInternal          = "internal"
 )
 

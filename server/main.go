@@ -6,6 +6,8 @@
 //	keno-server simulate [-n N]   play N games per pick count, compare with exact RTP
 //	keno-server verify            walk the sealed journals (both tiers) and report tampering
 //	keno-server archive           run only the archiver (Redis → PostgreSQL)
+//	keno-server reconcile [-json] WALLET=seamless: the journal against the operator's acknowledgements
+//	keno-server operator [flags]  a reference operator wallet (protocol/OPERATOR.md) with injectable faults
 //	keno-server version           the build: version, commit, Go
 package main
 
@@ -36,10 +38,14 @@ func main() {
 		err = verify(args)
 	case "archive":
 		err = archiveOnly(args)
+	case "reconcile":
+		err = reconcile(args)
+	case "operator":
+		err = referenceOperator(args)
 	case "version":
 		fmt.Println(buildinfo.Read())
 	default:
-		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, archive, version)", cmd)
+		err = fmt.Errorf("unknown command %q (serve, par, simulate, verify, archive, reconcile, operator, version)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return // -h: the usage is printed, and asking for it is no failure

@@ -27,7 +27,9 @@ import (
 	"keno/server/archive"
 	"keno/server/auth"
 	"keno/server/metrics"
+	"keno/server/operator"
 	"keno/server/ratelimit"
+	"keno/server/seamless"
 	"keno/server/session"
 	"keno/server/wallet"
 )
@@ -100,6 +102,10 @@ func New(cfg Config) (*App, error) {
 	limiter := ratelimit.New(rdb, cfg.Limits)
 	go rulesJSON() // the rules screen's figures, ready before anyone asks
 	a.Hub = session.NewHub(cfg.Session, engine.Default(), a.Store, a.Signer, limiter, a.Metrics, a.Log)
+	if cfg.Operator.Seamless() {
+		a.Hub.UseBank(a.seamlessBank())
+		a.Log.Info().Str("operator", cfg.Operator.URL).Msg("WALLET=seamless: the money lives in the operator's wallet")
+	}
 	a.Ops = newOpsFeed(a)
 	return a, nil
 }
@@ -269,6 +275,7 @@ func (a *App) AdminHandler() http.Handler {
 	mux.HandleFunc("POST /api/ops/deposit", a.opsOnly(a.cashier("deposit")))
 	mux.HandleFunc("POST /api/ops/withdraw", a.opsOnly(a.cashier("withdraw")))
 	mux.HandleFunc("GET /api/ops/books", a.opsOnly(a.opsBooks))
+	mux.HandleFunc("GET /api/ops/operator", a.console(roleViewer, a.opsOperator))
 	mux.HandleFunc("GET /ops/feed", a.opsPage(a.Ops.serveSSE))
 	mux.HandleFunc("GET /ops/session", a.opsPage(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"role": roleOf(r)})
@@ -417,4 +424,18 @@ func (a *App) Close() {
 	if a.embedded != nil {
 		a.embedded.Close()
 	}
+}
+
+// seamlessBank is the operator's wallet as the hub's bank (WALLET=seamless).
+func (a *App) seamlessBank() *seamless.Bank {
+	o := a.Cfg.Operator
+	client := operator.NewClient(o.URL, []byte(o.Key), o.Currency, o.Timeout)
+	client.Observe = func(path, outcome string, took time.Duration) {
+		call := strings.TrimPrefix(path, "/wallet/")
+		a.Metrics.OperatorCalls.WithLabelValues(call, outcome).Inc()
+		a.Metrics.OperatorSeconds.WithLabelValues(call).Observe(took.Seconds())
+	}
+	// A debit stays in flight past the call's limit and the bet's own
+	// retries before any other server may roll it back.
+	return seamless.New(a.Store, client, 4*o.Timeout+10*time.Second, a.Log)
 }

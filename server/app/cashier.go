@@ -39,6 +39,10 @@ type cashierRequest struct {
 // anything else is 409 op_conflict and moves nothing.
 func (a *App) cashier(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if a.Cfg.Operator.Seamless() {
+			fail(w, http.StatusConflict, "seamless_wallet", "WALLET=seamless: the money lives in the operator's wallet, which has its own cashier")
+			return
+		}
 		var req cashierRequest
 		body := http.MaxBytesReader(w, r.Body, 4096)
 		if err := jsonv2.UnmarshalRead(body, &req, jsonv2.RejectUnknownMembers(true)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -59,7 +60,22 @@ type Config struct {
 	// AllowedOrigins: host patterns of the pages that may open game
 	// sockets besides the game's own origin (ALLOWED_ORIGINS).
 	AllowedOrigins []string
+	Operator       OperatorConfig // WALLET=seamless: the operator's wallet
 }
+
+// OperatorConfig is where the money lives: Redis (WALLET=redis, the
+// default), or the operator's wallet (WALLET=seamless), called as
+// protocol/OPERATOR.md says.
+type OperatorConfig struct {
+	Wallet   string        // WALLET: redis or seamless
+	URL      string        // OPERATOR_URL: http(s)://host[:port][/prefix]
+	Key      string        // OPERATOR_KEY: signs every call
+	Currency string        // OPERATOR_CURRENCY: ISO 4217 code of the amounts (EUR)
+	Timeout  time.Duration // OPERATOR_TIMEOUT: one call's limit
+}
+
+// Seamless reports whether the money lives at the operator.
+func (o OperatorConfig) Seamless() bool { return o.Wallet == "seamless" }
 
 // Dev-mode defaults: fixed, so a restarted dev server still verifies its
 // journals; production refuses to start with them.
@@ -68,6 +84,7 @@ const (
 	devSealKey     = "dev-seal-key-not-for-production!"
 	devOpsToken    = "dev-ops-token"
 	devViewerToken = "dev-viewer-token"
+	devOperatorKey = "dev-operator-key-not-for-production"
 )
 
 // ParseConfig reads flags (args) over environment variables over defaults.
@@ -130,6 +147,11 @@ func ParseConfig(args []string) (Config, error) {
 	pretty := fs.String("log", env("LOG_FORMAT", "json"), "log format: json (JSON lines, the default), pretty (for a person at a terminal), or auto (pretty on a terminal) (LOG_FORMAT)")
 	proxies := fs.String("trusted-proxies", env("TRUSTED_PROXIES", ""), "comma-separated CIDRs of load balancers whose X-Forwarded-For / Forwarded headers are believed (TRUSTED_PROXIES)")
 	origins := fs.String("allowed-origins", env("ALLOWED_ORIGINS", ""), "comma-separated host patterns (example.com, *.example.com) of pages allowed to open game sockets besides the game's own origin (ALLOWED_ORIGINS)")
+	fs.StringVar(&c.Operator.Wallet, "wallet", env("WALLET", "redis"), "where the money lives: redis (this server's wallet) or seamless (the operator's wallet, called as protocol/OPERATOR.md says) (WALLET)")
+	fs.StringVar(&c.Operator.URL, "operator-url", env("OPERATOR_URL", ""), "with WALLET=seamless: the operator wallet's base URL, https:// in production (OPERATOR_URL)")
+	fs.StringVar(&c.Operator.Key, "operator-key", env("OPERATOR_KEY", ""), "with WALLET=seamless: the HMAC key signing every call to the operator, at least 32 bytes in production (OPERATOR_KEY)")
+	fs.StringVar(&c.Operator.Currency, "operator-currency", env("OPERATOR_CURRENCY", "EUR"), "with WALLET=seamless: the currency of every amount, ISO 4217 (OPERATOR_CURRENCY)")
+	fs.DurationVar(&c.Operator.Timeout, "operator-timeout", envDuration("OPERATOR_TIMEOUT", 2*time.Second), "with WALLET=seamless: one call's limit; a debit unanswered by then is rolled back (OPERATOR_TIMEOUT)")
 	if err := errors.Join(envErrs...); err != nil {
 		return c, err
 	}
@@ -256,6 +278,9 @@ func ParseConfig(args []string) (Config, error) {
 	if c.Mode == "production" && strings.HasPrefix(c.TokenJWKS, "http://") {
 		return c, errors.New("KENO_TOKEN_JWKS must be a file or an https:// URL in production")
 	}
+	if err := checkOperator(&c); err != nil {
+		return c, err
+	}
 	if c.ServerID == "" {
 		host, _ := os.Hostname()
 		c.ServerID = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -301,6 +326,46 @@ func productionKeys(c Config) error {
 		return fmt.Errorf("KENO_OPS_VIEWER_TOKEN must be a secret of its own of at least %d bytes in production", productionKeyMin)
 	case v == c.OpsToken || v == c.TokenKey || v == c.SealKey:
 		return errors.New("KENO_OPS_VIEWER_TOKEN must differ from the other secrets")
+	}
+	return nil
+}
+
+// checkOperator validates the wallet mode and, in seamless mode, the
+// operator's address, key and currency.
+func checkOperator(c *Config) error {
+	o := &c.Operator
+	switch o.Wallet {
+	case "redis":
+		return nil
+	case "seamless":
+	default:
+		return fmt.Errorf("WALLET must be redis or seamless, not %q", o.Wallet)
+	}
+	u, err := url.Parse(o.URL)
+	switch {
+	case o.URL == "":
+		return errors.New("OPERATOR_URL must be set with WALLET=seamless (the operator wallet's base URL)")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("OPERATOR_URL must be an http(s):// URL, not %q", o.URL)
+	case u.User != nil || u.RawQuery != "":
+		return errors.New("OPERATOR_URL must not carry credentials or a query: calls are signed with OPERATOR_KEY")
+	case c.Mode == "production" && u.Scheme != "https":
+		return errors.New("OPERATOR_URL must be https:// in production")
+	case o.Timeout < 10*time.Millisecond || o.Timeout > time.Minute:
+		return fmt.Errorf("OPERATOR_TIMEOUT must be 10ms to 1m, got %s", o.Timeout)
+	case len(o.Currency) != 3 || strings.ToUpper(o.Currency) != o.Currency:
+		return fmt.Errorf("OPERATOR_CURRENCY must be an ISO 4217 code such as EUR, not %q", o.Currency)
+	}
+	if c.Mode == "dev" {
+		o.Key = or(o.Key, devOperatorKey)
+	}
+	switch {
+	case o.Key == "":
+		return errors.New("OPERATOR_KEY must be set with WALLET=seamless")
+	case c.Mode == "production" && (o.Key == devOperatorKey || len(o.Key) < productionKeyMin):
+		return fmt.Errorf("OPERATOR_KEY must be a secret of its own of at least %d bytes in production", productionKeyMin)
+	case c.Mode == "production" && (o.Key == c.TokenKey || o.Key == c.SealKey || o.Key == c.OpsToken):
+		return errors.New("OPERATOR_KEY must differ from the other secrets")
 	}
 	return nil
 }

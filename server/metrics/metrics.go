@@ -49,6 +49,10 @@ type Metrics struct {
 
 	RecoveryBacklog prometheus.Gauge // abandoned games due over a minute ago, not yet settled (cluster-wide)
 
+	// The operator's wallet (WALLET=seamless).
+	OperatorCalls   *prometheus.CounterVec   // call (balance, debit, credit, rollback), outcome (ok, refused, unanswered)
+	OperatorSeconds *prometheus.HistogramVec // call
+
 	// The archiver (PostgreSQL), on the server holding its lease.
 	ArchiveLag      prometheus.Gauge
 	ArchiveBacklog  prometheus.Gauge
@@ -92,6 +96,8 @@ func New() *Metrics {
 		GamesInPlay: f.gauge("keno_games_in_play", "Games accepted and not yet finished on this server."),
 		AdmitLimit:  f.gauge("keno_admission_limit_games", "Games this server allows in play now (+Inf until reveals run late or bets slow down)."),
 
+		OperatorCalls:   f.counterVec("keno_operator_calls_total", "Calls to the operator's wallet (WALLET=seamless) by call and outcome: ok, refused (a typed refusal), unanswered (timeout, 5xx, reset: rolled back or sent again).", "call", "outcome"),
+		OperatorSeconds: f.histogramVec("keno_operator_call_seconds", "Latency of calls to the operator's wallet.", prometheus.ExponentialBuckets(0.0005, 2, 14), "call"),
 		RecoveryBacklog: f.gauge("keno_recovery_backlog_games", "Abandoned games whose grace period ended over a minute ago and that no server has settled yet (cluster-wide)."),
 		ArchiveLag:      f.gauge("keno_archive_lag_seconds", "How long since everything older than the hot window was last archived (0: caught up)."),
 		ArchiveBacklog:  f.gauge("keno_archive_backlog_entries", "Journal entries due for the archive that the last pass could not move."),

@@ -50,12 +50,20 @@ func walletError(we *wallet.Error) *protocol.Error {
 			e.Message = fmt.Sprintf("A ticket may not exceed %s.", engine.Euros(we.Limit))
 		case "self_excluded":
 			e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") + "."
+		case "operator":
+			e.Message, e.Limit = "A limit set at your operator's refuses this ticket.", 0
 		default:
 			e.Message = "A limit was reached."
 		}
 	case "rate_limited":
 		e.Message = "Too many bets: wait a moment."
 		e.RetryMS = we.Retry.Milliseconds() + 1
+	case "wallet_unavailable", "wallet_refused":
+		e.Code, e.Reason = protocol.CodeWalletUnavailable, ""
+		e.Message = "Your operator's wallet did not answer in time: nothing was debited (any debit is being cancelled). Try again in a moment."
+		e.RetryMS = 2000
+	case "player_blocked":
+		e.Code, e.Reason, e.Message = protocol.CodeBlocked, "", "Your operator has blocked your account: contact its customer service."
 	case "fenced":
 		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
 	case "no_game":

@@ -230,7 +230,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 	var st wallet.Settlement
 	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		st, err = s.hub.store.Settle(ctx, s.player, s.fenceToken(), g.ID, res)
+		st, err = s.hub.bank.Settle(ctx, s.player, s.fenceToken(), &g.GameRecord, res)
 		s.hub.metrics.ObserveRedis("settle", t0, err)
 		s.leaseExtended(t0, err)
 		return err
@@ -244,7 +244,7 @@ func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlem
 		}
 		return st, err
 	}
-	s.hub.settledLater(s.player, g.ID)
+	s.hub.settledOrOwed(ctx, s.player, g.ID, st)
 	if !st.Dup {
 		s.hub.countSettled(s.player, g, res)
 	}

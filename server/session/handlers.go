@@ -197,7 +197,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		}
 		err = retryTransient(ctx, func() (err error) {
 			t0 := time.Now()
-			balance, _, err = s.hub.store.PlaceBet(ctx, s.player, s.fenceToken(), tk)
+			balance, _, err = s.hub.bank.PlaceBet(ctx, s.player, s.fenceToken(), tk)
 			s.hub.metrics.ObserveRedis("bet", t0, err)
 			s.leaseExtended(t0, err)
 			return err
@@ -211,9 +211,18 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if err != nil {
 		// A refused bet left nothing behind: the ticket awaits another
 		// confirmation. An unanswered one may have landed, so its
-		// recovery entries must stay.
-		if we := (*wallet.Error)(nil); !errors.As(err, &we) {
+		// recovery entries must stay; so must those of a ticket whose
+		// operator debit went unanswered, until its rollback is
+		// acknowledged (the sweep drops them then).
+		if we := (*wallet.Error)(nil); !errors.As(err, &we) || we.Code == "wallet_unavailable" {
 			t.unsure = true
+		}
+		if errors.Is(err, wallet.ErrSpent) {
+			s.mu.Lock()
+			if s.pending == t {
+				s.pending = nil // its debit is spent: the player builds the ticket again
+			}
+			s.mu.Unlock()
 		}
 		return err
 	}
@@ -307,7 +316,11 @@ func (s *Session) balance(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s.reply(id, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &acct.Balance, Limits: limitsInfo(lim)})
+	bal := acct.Shown()
+	if b, ok := s.hub.bank.Balance(ctx, s.player); ok {
+		bal = b
+	}
+	s.reply(id, &protocol.Message{Type: protocol.TBalanceInfo, Balance: &bal, Limits: limitsInfo(lim)})
 	return nil
 }
 
@@ -362,7 +375,7 @@ func (s *Session) game(ctx context.Context, req *protocol.Request) error {
 }
 
 func (s *Session) deposit(ctx context.Context, req *protocol.Request) error {
-	if !s.hub.cfg.DevMode {
+	if _, local := s.hub.bank.(redisBank); !s.hub.cfg.DevMode || !local {
 		return protocol.Errf(protocol.CodeForbidden, "deposits go through the operator's cashier, not the game")
 	}
 	moved, err := s.hub.store.Deposit(ctx, s.player, "dep-"+req.Op, req.Amount)

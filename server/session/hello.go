@@ -83,6 +83,8 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	var (
 		wg                         sync.WaitGroup
 		acct                       wallet.Account
+		remote                     int64
+		remoteOK                   bool
 		lim                        wallet.Limits
 		fair                       wallet.FairState
 		open                       []*wallet.GameState
@@ -90,6 +92,7 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	)
 	s.hub.warm.Join(&wg, func() { acct, lim, standErr = s.hub.store.Standing(ctx, player) })
 	s.hub.warm.Join(&wg, func() { fair, fairErr = s.loadFair(ctx) })
+	s.hub.warm.Join(&wg, func() { remote, remoteOK = s.hub.bank.Balance(ctx, player) })
 	s.hub.warm.Join(&wg, func() { open, openErr = s.hub.store.OpenGames(ctx, player) })
 	wg.Wait()
 	if err := errors.Join(standErr, fairErr, openErr); err != nil {
@@ -99,10 +102,14 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	for _, g := range open {
 		refs = append(refs, protocol.GameRef{Game: g.ID, Index: g.Index, Nonce: g.Fair.Nonce, Commit: g.Fair.Commit})
 	}
+	balance := acct.Shown()
+	if remoteOK {
+		balance = remote
+	}
 	cfg := s.hub.cfg
 	t := s.hub.table
 	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
-		Balance: &acct.Balance, Limits: limitsInfo(lim),
+		Balance: &balance, Limits: limitsInfo(lim),
 		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
 		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
 			MaxPicks: engine.MaxPicks, Grid: engine.GridSize, MaxGrids: protocol.MaxGrids, TicketMax: s.hub.store.Config().TicketMax,

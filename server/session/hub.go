@@ -69,6 +69,7 @@ type Hub struct {
 	cfg     Config
 	table   *engine.Table
 	store   *wallet.Store
+	bank    Bank // where the games' money moves: the store, or the operator's wallet
 	signer  *auth.Signer
 	limiter *ratelimit.Limiter
 	metrics *metrics.Metrics
@@ -90,7 +91,7 @@ type Hub struct {
 
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
-	h := &Hub{cfg: cfg, table: table, store: store, signer: signer, limiter: limiter, metrics: m, log: log,
+	h := &Hub{cfg: cfg, table: table, store: store, bank: redisBank{store}, signer: signer, limiter: limiter, metrics: m, log: log,
 		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
 		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
 	reveal := engine.Drawn * (cfg.ColorInterval + cfg.NumberInterval)
@@ -104,6 +105,10 @@ func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.S
 	})
 	return h
 }
+
+// UseBank moves the games' money through b (seamless mode) instead of the
+// Redis wallet; called before the hub serves anyone.
+func (h *Hub) UseBank(b Bank) { h.bank = b }
 
 // Run runs the hub's background loops until ctx ends, and returns when
 // every one of them has (the last flush of the recovery queue included):

@@ -45,6 +45,12 @@ func (h *Hub) SweepOnce(ctx context.Context) (int, error) {
 }
 
 func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) (int, error) {
+	// Seamless mode: the calls the player's money owes the operator go
+	// first; while any is owed, the games' entries stay (they are what
+	// finds the outbox after a crash).
+	if owed, err := h.bank.Owed(ctx, player); err != nil || owed > 0 {
+		return 0, errors.Join(err, h.store.Recovery().HandOver(ctx, player, games, time.Now().Add(owedRetry)))
+	}
 	fence, err := h.store.ClaimIfFree(ctx, player, h.cfg.LeaseTTL)
 	if err != nil {
 		return 0, err
@@ -73,11 +79,11 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		if err != nil {
 			return settled, err
 		}
-		st, err := h.store.Settle(ctx, player, fence, id, res)
+		st, err := h.bank.Settle(ctx, player, fence, &g.GameRecord, res)
 		if err != nil {
 			return settled, err
 		}
-		h.store.Recovery().Settled(ctx, wallet.DueGame{Player: player, GameID: id})
+		h.settledOrOwed(ctx, player, id, st)
 		if !st.Dup {
 			settled++
 			h.metrics.Recovered.Inc()
@@ -85,6 +91,24 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		}
 	}
 	return settled, nil
+}
+
+// owedRetry: how soon the sweep looks again at a game whose money the
+// operator has not acknowledged yet (the outbox's own backoff decides
+// whether a call is sent).
+const owedRetry = 5 * time.Second
+
+// settledOrOwed drops a settled game from the recovery index — unless its
+// credit is still owed to the operator: then the entry falls due soon, so
+// that a sweep sends the credit again even if this server dies.
+func (h *Hub) settledOrOwed(ctx context.Context, player, game string, st wallet.Settlement) {
+	if !st.Pending {
+		h.settledLater(player, game)
+		return
+	}
+	if err := h.store.Recovery().HandOver(context.WithoutCancel(ctx), player, []string{game}, time.Now().Add(owedRetry)); err != nil {
+		h.log.Warn().Err(err).Str("game", game).Msg("schedule an owed credit (its entry stays due at the bet's time)")
+	}
 }
 
 // settledLater queues a settled game's removal from the recovery index;

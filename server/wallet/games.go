@@ -40,7 +40,14 @@ type Ticket struct {
 	ID    string
 	Seed  []byte
 	Games []GameRecord
+	// Paid: seamless mode — the operator has debited the total; this is
+	// what it answered. The bet lands only if the debit is still in flight
+	// in the outbox (not rolled back), and takes it out.
+	Paid *Paid
 }
+
+// Paid is an acknowledged operator debit of a ticket.
+type Paid struct{ Balance int64 }
 
 // FairMoved refuses a ticket dealt from provably fair inputs that are no
 // longer the player's current ones (a rotation, a new client seed, nonces
@@ -79,7 +86,11 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 			return 0, false, errors.New("wallet: a ticket's games take consecutive nonces on one client seed")
 		}
 	}
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate(), k.fair()}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
+	debit, opBalance := "", int64(0)
+	if t.Paid != nil {
+		debit, opBalance = debitField(t.ID), t.Paid.Balance
+	}
 	var games []any
 	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
 	for i, g := range t.Games {
@@ -100,7 +111,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
-			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds()}
+			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds(), debit, opBalance}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})
@@ -156,11 +167,27 @@ type Settlement struct {
 	Win     int64
 	Balance int64
 	Dup     bool // already settled before: nothing was paid this time
+	Pending bool // seamless mode: the credit is not acknowledged yet (the outbox sends it)
 }
 
 // Settle pays a game exactly once. A second call for the same game pays
 // nothing and returns the first win.
 func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res engine.Result) (Settlement, error) {
+	return s.settle(ctx, player, fence, gameID, res, nil)
+}
+
+// SettleCrediting settles a game as Settle does and, with the settlement,
+// puts its credit in the player's outbox (seamless mode): the credit is
+// then sent until the operator acknowledges it. A second call settles
+// nothing and queues nothing.
+func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, res engine.Result, currency string) (Settlement, Call, error) {
+	c := Call{Kind: KindCredit, Player: player, Tx: "c-" + g.ID, Round: g.Ticket, Amount: res.Win, DebitTx: DebitTx(g.Ticket),
+		Game: g.ID, Currency: currency, Since: s.nowMS(), Due: s.nowMS()}
+	st, err := s.settle(ctx, player, fence, g.ID, res, &c)
+	return st, c, err
+}
+
+func (s *Store) settle(ctx context.Context, player, fence, gameID string, res engine.Result, credit *Call) (Settlement, error) {
 	if !ValidPlayer(player) {
 		return Settlement{}, ErrBadPlayer
 	}
@@ -178,7 +205,12 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
 		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...), s.cfg.LeaseTTL.Milliseconds())
-		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open()}, args...)
+		if credit != nil {
+			args = append(args, credit.field(), credit.encode())
+		} else {
+			args = append(args, "", "")
+		}
+		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open(), k.outbox()}, args...)
 	})
 	if err != nil {
 		return Settlement{}, err

@@ -110,6 +110,7 @@ type entryBody struct {
 	Kind string `json:"kind"`
 	Body struct {
 		Amount int64             `json:"amount"` // deposit, withdraw
+		Ticket string            `json:"ticket"` // bet
 		Total  int64             `json:"total"`  // bet
 		Games  []json.RawMessage `json:"games"`  // bet
 		Game   string            `json:"game"`   // choice, settle

@@ -265,6 +265,7 @@ func (k keys) owner() string           { return k.tag + ":owner" }
 func (k keys) fence() string           { return k.tag + ":fence" }
 func (k keys) fair() string            { return k.tag + ":fair" }
 func (k keys) betRate() string         { return k.tag + ":betrate" }
+func (k keys) outbox() string          { return k.tag + ":outbox" }
 func (k keys) game(id string) string   { return k.tag + ":game:" + id }
 func (k keys) loss(t time.Time) string { return k.tag + ":loss:" + t.UTC().Format("20060102") }
 
@@ -419,12 +420,25 @@ func (s *Store) move(ctx context.Context, kind, player, opID string, amount int6
 	return Moved{}, replyError(reply)
 }
 
-// Account is a player's money as stored.
+// Account is a player's money as stored. In seamless mode the money lives
+// at the operator: Balance then follows the games alone (−House, as no
+// deposit reaches Redis), and OperatorBalance is the operator's last answer,
+// the one shown to the player.
 type Account struct {
-	Balance   int64 `json:"balance"`
-	House     int64 `json:"house"` // house's net take from this player
-	Deposited int64 `json:"deposited"`
-	Withdrawn int64 `json:"withdrawn"`
+	Balance         int64 `json:"balance"`
+	House           int64 `json:"house"` // house's net take from this player
+	Deposited       int64 `json:"deposited"`
+	Withdrawn       int64 `json:"withdrawn"`
+	Seamless        bool  `json:"seamless,omitempty"`
+	OperatorBalance int64 `json:"operator_balance,omitempty"`
+}
+
+// Shown is the balance the player sees: the operator's in seamless mode.
+func (a Account) Shown() int64 {
+	if a.Seamless {
+		return a.OperatorBalance
+	}
+	return a.Balance
 }
 
 // Balanced reports whether the player's books hold.
@@ -446,15 +460,19 @@ func readAccount(ctx context.Context, c redis.Cmdable, key string) (Account, err
 	return parseAccount(v), nil
 }
 
-var accountFields = []string{"balance", "house", "deposited", "withdrawn"}
+var accountFields = []string{"balance", "house", "deposited", "withdrawn", "seamless", "op_balance"}
 
+// parseAccount reads the values of accountFields (or of its first four).
 func parseAccount(v []any) Account {
 	n := func(i int) int64 {
+		if i >= len(v) {
+			return 0
+		}
 		s, _ := v[i].(string)
 		x, _ := strconv.ParseInt(s, 10, 64)
 		return x
 	}
-	return Account{n(0), n(1), n(2), n(3)}
+	return Account{Balance: n(0), House: n(1), Deposited: n(2), Withdrawn: n(3), Seamless: n(4) == 1, OperatorBalance: n(5)}
 }
 
 // Standing reads a player's account and limits in one round trip (their
@@ -495,7 +513,7 @@ func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding
 	k := keysOf(player)
 	now := s.Now()
 	pipe := s.rdb.Pipeline()
-	bal := pipe.HGet(ctx, k.acct(), "balance")
+	acct := pipe.HMGet(ctx, k.acct(), accountFields...)
 	lim := pipe.HMGet(ctx, k.limits(), stakeFields...)
 	lost := pipe.Get(ctx, k.loss(now))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -509,8 +527,7 @@ func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding
 	}
 	lostToday, _ := lost.Int64()
 	l := s.parseLimits(now, m, lostToday, nil)
-	balance, _ := bal.Int64()
-	return StakeStanding{Balance: balance, LossLimit: l.LossLimit, LostToday: l.LostToday, ExcludedUntil: l.ExcludedUntil}, nil
+	return StakeStanding{Balance: parseAccount(acct.Val()).Shown(), LossLimit: l.LossLimit, LostToday: l.LostToday, ExcludedUntil: l.ExcludedUntil}, nil
 }
 
 // Limits are a player's responsible-gaming settings as in force now.

@@ -6,24 +6,35 @@
 -- current ones are returned and nothing is done: the session deals again.
 -- The nonces are taken here, with the bet, so no game is ever dealt from a
 -- seed already revealed, and no nonce is spent on a ticket never placed.
--- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, fair, game keys…
+-- Seamless mode (the operator's wallet holds the money): the operator has
+-- already debited the total; the balance here is not checked, and the bet
+-- lands only if the debit's outbox entry is still "in flight" — taking it
+-- is the bet's last check, so a debit is either played or rolled back,
+-- never both (outbox.go).
+-- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, fair, outbox, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       server seed (hex), client seed, first nonce, lease (ms),
+--       seamless: the debit's outbox field ('' otherwise), the operator's balance after it,
 --       journal(5), then per game: game id, record (JSON), seal tag of the record
-local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair, outbox =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local dayttl, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
 local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
 local lease_ms = tonumber(ARGV[12])
-local j = journal_args(13)
-local first = 18
-local nkeys = 11
+local debit, op_balance = ARGV[13], ARGV[14]
+local j = journal_args(15)
+local first = 20
+local nkeys = 12
 
 local done = redis.call('GET', op)
-if done then return {'dup', done} end
+if done then
+  -- Landed before: a debit intent written again by a retry is stale.
+  if debit ~= '' then redis.call('HDEL', outbox, debit) end
+  return {'dup', done}
+end
 local a = account(acct)
 local bad = fenced(owner, fence, lease_ms) or journal_moved(a, j.prev)
 if bad then return bad end
@@ -58,8 +69,12 @@ if lim then
     return {'err', 'limit_reached', 'loss_limit', tostring(lim), tostring(math.max(lim - lost, 0))}
   end
 end
-if total > a.balance then
+if debit == '' and total > a.balance then
   return {'err', 'insufficient_funds', tostring(a.balance)}
+end
+if debit ~= '' then
+  if redis.call('HDEL', outbox, debit) == 0 then return {'err', 'rolled_back'} end
+  redis.call('HSET', acct, 'seamless', '1', 'op_balance', op_balance)
 end
 
 local bal = a.balance - total

@@ -1,0 +1,235 @@
+// Package seamless plays the games' money through the operator's wallet
+// (WALLET=seamless, protocol/OPERATOR.md): a ticket is debited there before
+// its bet is recorded in Redis, every settlement is credited there, and
+// every call that may have been lost is made again, or undone, until the
+// operator acknowledges it — from the outbox Redis keeps per player
+// (wallet/outbox.go), so that no server crash loses one.
+package seamless
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"keno/engine"
+	"keno/server/operator"
+	"keno/server/wallet"
+)
+
+// Bank is the seamless wallet, as the sessions and the sweeper use it.
+type Bank struct {
+	store *wallet.Store
+	op    *operator.Client
+	log   zerolog.Logger
+	// InFlight: how long a debit may stay unanswered before any server
+	// may roll it back (well past the client's timeout and the bet's
+	// own retries).
+	InFlight time.Duration
+}
+
+// New returns a bank over the store and the operator's client.
+func New(store *wallet.Store, op *operator.Client, inFlight time.Duration, log zerolog.Logger) *Bank {
+	return &Bank{store: store, op: op, log: log, InFlight: inFlight}
+}
+
+// Errors told to the player (through wallet.Error's codes).
+var (
+	// ErrUnavailable: the debit's answer was lost; it is rolled back and
+	// the ticket refused. Its recovery entries stay until the sweep finds
+	// the outbox empty.
+	ErrUnavailable = &wallet.Error{Code: "wallet_unavailable"}
+)
+
+// PlaceBet debits the ticket at the operator and records the bet: the
+// debit's intent is written first, then the debit is sent, then the bet
+// takes the intent out (bet.lua). A refused bet's debit is rolled back; a
+// debit whose answer is lost too. A ticket dealt again (wallet.FairMoved)
+// keeps its debit: the retry sends the same transaction, which the
+// operator answers as the first time.
+func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
+	out := b.store.Outbox()
+	if _, err := out.Intend(ctx, player, t.ID, t.Total(), b.op.Currency(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
+		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
+	} else if err != nil {
+		return 0, false, err
+	}
+	bal, err := b.op.Debit(ctx, operator.DebitCall{Player: player, Tx: wallet.DebitTx(t.ID), Round: t.ID, Amount: t.Total()})
+	var refused *operator.Refused
+	switch {
+	case errors.As(err, &refused):
+		// It moved nothing: nothing to undo.
+		if err := out.Drop(ctx, player, t.ID); err != nil {
+			b.log.Warn().Err(err).Str("player", player).Msg("drop a refused debit's intent (the sweep rolls it back instead)")
+		}
+		return 0, false, b.refusal(ctx, player, refused)
+	case err != nil:
+		b.rollBack(ctx, player, t.ID)
+		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
+	}
+	t.Paid = &wallet.Paid{Balance: bal}
+	_, dup, err := b.store.PlaceBet(ctx, player, fence, t)
+	var we *wallet.Error
+	var moved *wallet.FairMoved
+	switch {
+	case err == nil:
+		return bal, dup, nil
+	case errors.As(err, &moved):
+		return 0, false, err // dealt again and retried: the debit stands
+	case errors.As(err, &we):
+		b.rollBack(ctx, player, t.ID)
+		if we.Code == "rolled_back" {
+			err = ErrUnavailable
+		}
+		return 0, false, errors.Join(err, wallet.ErrSpent)
+	}
+	// Unanswered: the bet may have landed. If it did not, the intent
+	// falls due and the sweep rolls the debit back.
+	return 0, false, err
+}
+
+// refusal explains an operator's refusal of a debit as a wallet error.
+func (b *Bank) refusal(ctx context.Context, player string, r *operator.Refused) error {
+	switch r.Code {
+	case "insufficient_funds":
+		bal, err := b.op.Balance(ctx, player)
+		if err == nil {
+			b.store.Outbox().ShowBalance(ctx, player, bal)
+		}
+		return &wallet.Error{Code: "insufficient_funds", Available: bal}
+	case "player_blocked":
+		return &wallet.Error{Code: "player_blocked", Reason: r.Message}
+	case "limit_reached":
+		return &wallet.Error{Code: "limit_reached", Reason: "operator", Limit: -1}
+	}
+	b.log.Error().Str("player", player).Str("code", r.Code).Str("message", r.Message).Msg("the operator refused a debit with a code outside the contract")
+	return &wallet.Error{Code: "wallet_refused", Reason: r.Code}
+}
+
+// rollBack turns a ticket's in-flight debit into a rollback and sends it
+// once now; if that fails, the outbox keeps it for the sweep.
+func (b *Bank) rollBack(ctx context.Context, player, ticket string) {
+	ctx = context.WithoutCancel(ctx)
+	c, owed, err := b.store.Outbox().RollBack(ctx, player, ticket)
+	if err != nil {
+		b.log.Warn().Err(err).Str("player", player).Msg("queue a rollback (the sweep does it once the debit is due)")
+		return
+	}
+	if owed {
+		b.send(ctx, c)
+	}
+}
+
+// Settle pays a game: the settlement and its credit's outbox entry are
+// written at once, then the credit is sent. The balance answered is the
+// operator's; if the credit is not acknowledged yet, the last known one
+// plus the win (the outbox sends the credit until it is).
+func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error) {
+	st, c, err := b.store.SettleCrediting(ctx, player, fence, g, res, b.op.Currency())
+	if err != nil {
+		return st, err
+	}
+	if st.Dup {
+		// Settled before: its credit is in the outbox, or acknowledged.
+		if _, err := b.Owed(ctx, player); err != nil {
+			return st, err
+		}
+	} else if bal, ok := b.send(ctx, c); ok {
+		st.Balance = bal
+		return st, nil
+	}
+	a, err := b.store.Account(ctx, player)
+	if err != nil {
+		return st, err
+	}
+	st.Balance = a.OperatorBalance
+	if !st.Dup {
+		st.Balance += res.Win
+	}
+	st.Pending = true
+	return st, nil
+}
+
+// Balance reads the player's balance at the operator and shows it.
+func (b *Bank) Balance(ctx context.Context, player string) (int64, bool) {
+	bal, err := b.op.Balance(ctx, player)
+	if err != nil {
+		b.log.Warn().Err(err).Str("player", player).Msg("read the operator's balance (the last known is shown)")
+		return 0, false
+	}
+	if err := b.store.Outbox().ShowBalance(ctx, player, bal); err != nil {
+		b.log.Warn().Err(err).Msg("record the operator's balance")
+	}
+	return bal, true
+}
+
+// Owed sends every call of the player's outbox that is due — rolling back
+// debits left in flight past their time — and returns how many are still
+// owed (not due yet, or failed again).
+func (b *Bank) Owed(ctx context.Context, player string) (int, error) {
+	calls, err := b.store.Outbox().Pending(ctx, player)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now().UnixMilli()
+	owed := 0
+	for _, c := range calls {
+		if c.Due > now {
+			owed++
+			continue
+		}
+		if c.Kind == wallet.KindDebit {
+			var ok bool
+			if c, ok, err = b.store.Outbox().RollBack(ctx, player, c.Round); err != nil {
+				return owed + 1, err
+			} else if !ok {
+				continue // the bet landed meanwhile
+			}
+		}
+		if _, ok := b.send(ctx, c); !ok {
+			owed++
+		}
+	}
+	return owed, nil
+}
+
+// send makes one attempt at an owed call; acknowledged, it leaves the
+// outbox, otherwise it is put off (exponential backoff, 1 s to 5 min).
+func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
+	var (
+		bal int64
+		err error
+	)
+	switch c.Kind {
+	case wallet.KindCredit:
+		bal, err = b.op.Credit(ctx, operator.CreditCall{Player: c.Player, Tx: c.Tx, Round: c.Round, Amount: c.Amount, DebitTx: c.DebitTx})
+	case wallet.KindRollback:
+		bal, err = b.op.Rollback(ctx, operator.RollbackCall{Player: c.Player, Tx: c.Tx, Round: c.Round, DebitTx: c.DebitTx})
+	default:
+		return 0, false
+	}
+	if err == nil {
+		if err := b.store.Outbox().Ack(ctx, c, bal); err != nil {
+			// Sent again later: the operator answers as the first time.
+			b.log.Warn().Err(err).Str("tx", c.Tx).Msg("record an acknowledged call")
+			return bal, true
+		}
+		return bal, true
+	}
+	c.Tries++
+	c.Last = err.Error()
+	backoff := min(5*time.Minute, time.Second<<min(c.Tries-1, 9))
+	c.Due = time.Now().Add(backoff/2 + rand.N(backoff/2+1)).UnixMilli()
+	lvl := b.log.Warn()
+	var refused *operator.Refused
+	if errors.As(err, &refused) {
+		lvl = b.log.Error() // outside the contract: a credit or rollback must be accepted
+	}
+	lvl.Err(err).Str("player", c.Player).Str("tx", c.Tx).Int("tries", c.Tries).Msg("operator call failed; retried later")
+	if err := b.store.Outbox().Retry(context.WithoutCancel(ctx), c); err != nil {
+		b.log.Warn().Err(err).Str("tx", c.Tx).Msg("record a failed call")
+	}
+	return 0, false
+}

@@ -1,0 +1,39 @@
+package session
+
+import (
+	"context"
+
+	"keno/engine"
+	"keno/server/wallet"
+)
+
+// Bank moves the games' money: the Redis wallet itself (WALLET=redis), or
+// the operator's wallet with Redis keeping the record (WALLET=seamless,
+// package seamless).
+type Bank interface {
+	// PlaceBet takes a ticket's stake and records its games, or refuses it
+	// whole (wallet.Store.PlaceBet's contract).
+	PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (balance int64, dup bool, err error)
+	// Settle pays a game once.
+	Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error)
+	// Balance reads the player's balance where the money lives, when that
+	// is not Redis (false: Redis's, or unknown now).
+	Balance(ctx context.Context, player string) (int64, bool)
+	// Owed makes the calls the player's money still owes (seamless mode)
+	// and returns how many are still owed.
+	Owed(ctx context.Context, player string) (int, error)
+}
+
+// redisBank is the Redis wallet as a Bank.
+type redisBank struct{ store *wallet.Store }
+
+func (b redisBank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
+	return b.store.PlaceBet(ctx, player, fence, t)
+}
+
+func (b redisBank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error) {
+	return b.store.Settle(ctx, player, fence, g.ID, res)
+}
+
+func (redisBank) Balance(context.Context, string) (int64, bool) { return 0, false }
+func (redisBank) Owed(context.Context, string) (int, error)     { return 0, nil }

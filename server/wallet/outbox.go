@@ -1,0 +1,224 @@
+package wallet
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The outbox (seamless mode, WALLET=seamless): per player, one hash in the
+// player's slot of the calls to the operator's wallet that are owed until
+// the operator acknowledges them. Its invariant: every debit that may have
+// been applied and whose bet has not landed has an entry — first "in
+// flight" (d:<ticket>, written before the debit is sent), then "rolled
+// back" (r:<ticket>); every settled game's credit has an entry (c:<game>,
+// written by the settlement itself) until acknowledged. Hence:
+//
+//   - Intend, before a debit is sent;
+//   - the bet takes the in-flight entry out as its last check (bet.lua), so
+//     a debit is either played or rolled back, never both;
+//   - Drop, when the operator refused the debit (it moved nothing);
+//   - RollBack turns an in-flight entry into a rollback owed (the bet was
+//     refused, or the debit's answer was lost, or its session died);
+//   - the settlement adds its credit (settle.lua);
+//   - Ack removes an acknowledged call and records it (the game's
+//     "credited" field, a rollback's record) for reconcile;
+//   - Retry puts a failed call off (backoff).
+//
+// What finds an outbox after a crash is the recovery index: a ticket's
+// games keep their entries there until their money is acknowledged.
+type Outbox struct{ s *Store }
+
+// Outbox returns the players' outboxes.
+func (s *Store) Outbox() Outbox { return Outbox{s} }
+
+// Kinds of outbox calls.
+const (
+	KindDebit    = "debit" // in flight: rolled back unless its bet lands
+	KindRollback = "rollback"
+	KindCredit   = "credit"
+)
+
+// Call is an outbox entry: an operator call owed.
+type Call struct {
+	Kind     string `json:"kind"`
+	Player   string `json:"player"`
+	Tx       string `json:"tx"`
+	Round    string `json:"round"`
+	Amount   int64  `json:"amount,omitempty"`
+	DebitTx  string `json:"debit_tx,omitempty"`
+	Game     string `json:"game,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	Since    int64  `json:"since"` // ms: written
+	Due      int64  `json:"due"`   // ms: not sent before (an in-flight debit: not rolled back before)
+	Tries    int    `json:"tries,omitempty"`
+	Last     string `json:"last,omitempty"` // the last failure
+}
+
+// DebitTx is the operator transaction id of a ticket's debit; the
+// rollback's is "r-" + ticket, a game's credit's "c-" + game id.
+func DebitTx(ticket string) string { return "d-" + ticket }
+
+func debitField(ticket string) string    { return "d:" + ticket }
+func rollbackField(ticket string) string { return "r:" + ticket }
+
+func (c Call) field() string {
+	switch c.Kind {
+	case KindDebit:
+		return debitField(c.Round)
+	case KindRollback:
+		return rollbackField(c.Round)
+	}
+	return "c:" + c.Game
+}
+
+func (c Call) encode() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+var intendScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`)
+
+// Intend records a ticket's debit as in flight, before it is sent; after
+// due, any server may roll it back if its bet has not landed. A ticket
+// whose debit was rolled back already is refused (ErrRolledBack): its
+// transaction id is spent.
+func (o Outbox) Intend(ctx context.Context, player, ticket string, amount int64, currency string, due time.Time) (Call, error) {
+	if !ValidPlayer(player) {
+		return Call{}, ErrBadPlayer
+	}
+	c := Call{Kind: KindDebit, Player: player, Tx: DebitTx(ticket), Round: ticket, Amount: amount, Currency: currency,
+		Since: o.s.nowMS(), Due: due.UnixMilli()}
+	k := keysOf(player)
+	cmd, err := o.s.eval(ctx, intendScript, []string{k.outbox(), k.op("r-" + ticket)}, c.field(), rollbackField(ticket), c.encode())
+	if err != nil {
+		return c, err
+	}
+	if n, err := cmd.Int(); err != nil || n == 0 {
+		return c, cmp.Or(err, error(ErrRolledBack))
+	}
+	return c, nil
+}
+
+// Drop forgets an in-flight debit the operator refused (it moved nothing).
+func (o Outbox) Drop(ctx context.Context, player, ticket string) error {
+	key := keysOf(player).outbox()
+	return o.s.durably(ctx, key, func(p redis.Pipeliner) { p.HDel(ctx, key, debitField(ticket)) })
+}
+
+var rollbackScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+  return 1
+end
+return redis.call('HEXISTS', KEYS[1], ARGV[2])`)
+
+// RollBack turns a ticket's in-flight debit into a rollback owed, unless
+// its bet landed. It returns the rollback to send, and false when there is
+// none (the bet landed, or the rollback was acknowledged already).
+func (o Outbox) RollBack(ctx context.Context, player, ticket string) (Call, bool, error) {
+	now := o.s.nowMS()
+	c := Call{Kind: KindRollback, Player: player, Tx: "r-" + ticket, Round: ticket, DebitTx: DebitTx(ticket), Since: now, Due: now}
+	cmd, err := o.s.eval(ctx, rollbackScript, []string{keysOf(player).outbox()}, debitField(ticket), c.field(), c.encode())
+	if err != nil {
+		return Call{}, false, err
+	}
+	n, err := cmd.Int()
+	return c, n == 1, err
+}
+
+// Pending returns a player's outbox, oldest first.
+func (o Outbox) Pending(ctx context.Context, player string) ([]Call, error) {
+	m, err := o.s.rdb.HGetAll(ctx, keysOf(player).outbox()).Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseCalls(m), nil
+}
+
+func parseCalls(m map[string]string) []Call {
+	out := make([]Call, 0, len(m))
+	for _, v := range m {
+		var c Call
+		if json.Unmarshal([]byte(v), &c) == nil {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Since < out[j].Since })
+	return out
+}
+
+var retryScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 0`)
+
+// Retry records a failed attempt at c and puts the next off until
+// c.Due (unless c was acknowledged meanwhile).
+func (o Outbox) Retry(ctx context.Context, c Call) error {
+	_, err := o.s.eval(ctx, retryScript, []string{keysOf(c.Player).outbox()}, c.field(), c.encode())
+	return err
+}
+
+var ackScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], 'op_balance', ARGV[2])
+if ARGV[3] == 'credit' then
+  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HSET', KEYS[3], 'credited', ARGV[4]) end
+elseif ARGV[3] == 'rollback' then
+  redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
+end
+return 1`)
+
+// Ack removes a call the operator acknowledged, with the balance it
+// answered, and keeps its trace: a credit marks its game "credited", a
+// rollback leaves a record (reconcile reads both).
+func (o Outbox) Ack(ctx context.Context, c Call, balance int64) error {
+	k := keysOf(c.Player)
+	third := k.game(c.Game)
+	if c.Kind != KindCredit {
+		third = k.op(c.Tx)
+	}
+	keep := int64((o.s.cfg.History + 24*time.Hour).Seconds())
+	_, err := o.s.eval(ctx, ackScript, []string{k.outbox(), k.acct(), third}, c.field(), balance, c.Kind, c.Amount, keep)
+	return err
+}
+
+// ShowBalance records the operator's balance as the one shown.
+func (o Outbox) ShowBalance(ctx context.Context, player string, balance int64) error {
+	return o.s.rdb.HSet(ctx, keysOf(player).acct(), "seamless", "1", "op_balance", balance).Err()
+}
+
+// Backlog is every outbox's content (an audit tool: it scans).
+func (o Outbox) Backlog(ctx context.Context) ([]Call, error) {
+	var out []Call
+	err := scanKeys(ctx, o.s.rdb, "{p:*}:outbox", func(c *redis.Client, key string) error {
+		m, err := c.HGetAll(ctx, key).Result()
+		out = append(out, parseCalls(m)...)
+		return err
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Since < out[j].Since })
+	return out, err
+}
+
+// RolledBack reports whether the rollback of a ticket's debit was
+// acknowledged (kept as long as the history: a ticket id is not reused).
+func (o Outbox) RolledBack(ctx context.Context, player, ticket string) (bool, error) {
+	n, err := o.s.rdb.Exists(ctx, keysOf(player).op("r-"+ticket)).Result()
+	return n > 0, err
+}
+
+// ErrRolledBack refuses a bet whose debit was rolled back meanwhile.
+var ErrRolledBack = &Error{Code: "rolled_back"}
+
+// ErrSpent joins a refusal of a ticket whose debit was sent: its
+// transaction id is spent (rolled back), so the ticket cannot be confirmed
+// again; it must be built again.
+var ErrSpent = errors.New("wallet: the ticket's debit was rolled back; build the ticket again")
