@@ -51,9 +51,22 @@ func TestConfigRefusals(t *testing.T) {
 		{map[string]string{"RESULT_HOLD": "-2s"}, "RESULT_HOLD"},
 		{map[string]string{"RESULT_HOLD": "2m"}, "RESULT_HOLD"},
 		{map[string]string{"RESULT_HOLD": "0s"}, ""},
+		{map[string]string{"WALLET": "paypal"}, "WALLET"},
+		{map[string]string{"WALLET": "seamless"}, "OPERATOR_URL"},
+		{map[string]string{"WALLET": "seamless", "OPERATOR_URL": "ftp://op.example"}, "OPERATOR_URL"},
+		{map[string]string{"WALLET": "seamless", "OPERATOR_URL": "https://user:pw@op.example"}, "OPERATOR_URL"},
+		{map[string]string{"WALLET": "seamless", "OPERATOR_URL": "http://127.0.0.1:9400"}, ""}, // dev: the dev key
+		{map[string]string{"WALLET": "seamless", "OPERATOR_URL": "http://127.0.0.1:9400", "OPERATOR_TIMEOUT": "2h"}, "OPERATOR_TIMEOUT"},
+		{map[string]string{"WALLET": "seamless", "OPERATOR_URL": "http://127.0.0.1:9400", "OPERATOR_CURRENCY": "euro"}, "OPERATOR_CURRENCY"},
+		{with(with(prod, "WALLET", "seamless"), "OPERATOR_URL", "https://op.example"), "OPERATOR_KEY"},
+		{with(with(with(prod, "WALLET", "seamless"), "OPERATOR_URL", "http://op.example"), "OPERATOR_KEY", strong("k")), "https"},
+		{with(with(with(prod, "WALLET", "seamless"), "OPERATOR_URL", "https://op.example"), "OPERATOR_KEY", devOperatorKey), "OPERATOR_KEY"},
+		{with(with(with(prod, "WALLET", "seamless"), "OPERATOR_URL", "https://op.example"), "OPERATOR_KEY", strong("s")), "differ"},
+		{with(with(with(prod, "WALLET", "seamless"), "OPERATOR_URL", "https://op.example"), "OPERATOR_KEY", strong("k")), ""},
 	} {
 		for _, k := range []string{"MODE", "REDIS_URL", "KENO_TOKEN_KEY", "KENO_SEAL_KEY", "KENO_OPS_TOKEN", "GRACE", "DEPOSIT_CAP",
-			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL", "RESULT_HOLD", "ARCHIVE_URL", "HOT_WINDOW"} {
+			"TICKET_MAX", "CONN_RATE_IP", "TRUSTED_PROXIES", "ALLOWED_ORIGINS", "LOG_LEVEL", "RESULT_HOLD", "ARCHIVE_URL", "HOT_WINDOW",
+			"WALLET", "OPERATOR_URL", "OPERATOR_KEY", "OPERATOR_TIMEOUT", "OPERATOR_CURRENCY"} {
 			t.Setenv(k, tc.env[k])
 			if _, ok := tc.env[k]; !ok {
 				unsetenv(t, k)
