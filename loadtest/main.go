@@ -70,10 +70,14 @@ type config struct {
 	pgOutage     time.Duration // with -archive: stop PostgreSQL this long, a third into the run
 	killArchiver int           // with -archive: SIGKILL and restart the archiver this many times
 	kill         func() error
-	restart      func(i int) error      // with -spawn-server: restart server i (SIGTERM, then start again)
-	restartSrv   bool                   // -restart-server
-	stoppedURL   atomic.Pointer[string] // the server being restarted, while it is down
-	verify       func() (bool, string)  // with -spawn-server: keno-server verify on its Redis
+	restart      func(i int, kill bool) error // with -spawn-server: restart server i (SIGTERM, or SIGKILL, then start again)
+	restartSrv   bool                         // -restart-server
+	killSrv      bool                         // -kill-server
+	wallet       string                       // -wallet: redis or seamless
+	opFaults     string                       // -operator-faults
+	opLatency    time.Duration                // -operator-latency
+	stoppedURL   atomic.Pointer[string]       // the server being restarted, while it is down
+	verify       func() (bool, string)        // with -spawn-server: keno-server verify on its Redis
 	cpu          func() (servers, redis time.Duration)
 	redisAddr    string  // with -spawn-server: its Redis, for INFO commandstats
 	hog          float64 // share of a core a neighbour keeps busy during the run
@@ -119,6 +123,10 @@ func main() {
 	flag.IntVar(&c.killArchiver, "kill-archiver", 0, "with -archive: kill -9 and restart the archiver process this many times during the run")
 	flag.IntVar(&c.killRedis, "kill-redis", 0, "with -spawn-server: kill -9 and restart the spawned redis-server this many times during the run, then check that every acknowledgement survived")
 	flag.BoolVar(&c.restartSrv, "restart-server", false, "with -spawn-server: stop the first server with SIGTERM halfway through the run and start it again; its players reconnect at once, to the next server with -servers 2 or more (a reconnection storm: every connection must succeed)")
+	flag.BoolVar(&c.killSrv, "kill-server", false, "with -spawn-server: SIGKILL the first server halfway through the run (a crash: nothing drained) and start it again")
+	flag.StringVar(&c.wallet, "wallet", "redis", "with -spawn-server: where the money lives, redis or seamless (a spawned reference operator wallet, protocol/OPERATOR.md; checked against the journal after the run)")
+	flag.StringVar(&c.opFaults, "operator-faults", "", "with -wallet seamless: what the operator wallet does wrong, e.g. errors=0.05,timeouts=0.05,lost=0.02 (also duplicates, slow)")
+	flag.DurationVar(&c.opLatency, "operator-latency", 5*time.Millisecond, "with -wallet seamless: every answer of the operator wallet takes this long")
 	flag.Float64Var(&c.hog, "hog", 0, "start a neighbour process that keeps this share of one core busy during the run (0.5: half a core), as a production host's other programs would")
 	flag.Float64Var(&c.hogChild, "hog-child", 0, "internal: be that neighbour")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
@@ -185,8 +193,17 @@ func (c *config) validate() error {
 	if c.maxGrids < 1 || c.maxGrids > 5 {
 		return fmt.Errorf("-grids must be 1..5")
 	}
-	if c.restartSrv && c.restart == nil && !c.child {
-		return fmt.Errorf("-restart-server needs -spawn-server (it restarts a server it spawned)")
+	if (c.restartSrv || c.killSrv) && c.restart == nil && !c.child {
+		return fmt.Errorf("-restart-server and -kill-server need -spawn-server (they restart a server it spawned)")
+	}
+	if c.restartSrv && c.killSrv {
+		return fmt.Errorf("-restart-server or -kill-server, not both")
+	}
+	if c.wallet != "redis" && c.wallet != "seamless" {
+		return fmt.Errorf("-wallet must be redis or seamless")
+	}
+	if c.wallet == "seamless" && c.spawnServer == "" && !c.child {
+		return fmt.Errorf("-wallet seamless needs -spawn-server (it spawns the operator wallet it checks)")
 	}
 	if c.hog < 0 || c.hog > 1 {
 		return fmt.Errorf("-hog must be a share of one core, 0..1")
@@ -200,6 +217,7 @@ func (c *config) validate() error {
 func run(c *config) error {
 	raiseOpenFiles()
 	var arch *archiveSetup // with -archive
+	var op *operatorSetup  // with -wallet seamless
 	var redisAddr string
 	if c.spawnServer != "" && !c.child {
 		if c.fsync != "always" && c.fsync != "everysec" {
@@ -214,18 +232,26 @@ func run(c *config) error {
 			defer arch.stop()
 			extra = arch.serverArgs()
 		}
+		if c.wallet == "seamless" {
+			var err error
+			if op, err = startOperator(c.spawnServer, c.opFaults, c.opLatency); err != nil {
+				return err
+			}
+			defer op.stop()
+			extra = append(extra, op.serverArgs()...)
+		}
 		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync, extra...)
 		if err != nil {
 			return err
 		}
 		defer sp.stop()
+		redisAddr = sp.addr
 		if arch != nil {
 			arch.serverBin, arch.redisURL = c.spawnServer, "redis://"+sp.addr
 			arch.measureBaseline(sp.addr)
 			if err := arch.startArchiver(); err != nil {
 				return err
 			}
-			redisAddr = sp.addr
 			sp.verifyArgs = []string{"-archive", arch.pg.URL()}
 		}
 		c.wsURL, c.admin = strings.Join(sp.urls, ","), strings.Join(sp.admins, ",")
@@ -316,6 +342,9 @@ func run(c *config) error {
 	}
 	stopHog()
 	rep.finish(c, stats)
+	if op != nil {
+		rep.Seamless = op.check(c, c.spawnServer, redisAddr)
+	}
 	rep.Books = fetchBooks(c.admins[0], c.opsToken)
 	if arch != nil {
 		outages, kills := archFaults()
@@ -475,7 +504,10 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
 			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
 			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", "",
-			"-kill-redis", strconv.Itoa(c.killRedis)}
+			"-kill-redis", strconv.Itoa(c.killRedis), "-wallet", c.wallet}
+		if c.killSrv || c.restartSrv {
+			args = append(args, "-kill-server") // (a child only tolerates what it causes)
+		}
 		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Stderr = os.Stderr
 		pr, pw, _ := os.Pipe()
@@ -593,7 +625,7 @@ func (c *config) stopped(url string) bool {
 // and says what happened ("" if it was not asked).
 func restartServerMidRun(ctx context.Context, c *config) func() string {
 	done := make(chan string, 1)
-	if !c.restartSrv {
+	if !c.restartSrv && !c.killSrv {
 		done <- ""
 		return func() string { return <-done }
 	}
@@ -607,11 +639,15 @@ func restartServerMidRun(ctx context.Context, c *config) func() string {
 		t0 := time.Now()
 		c.stoppedURL.Store(&c.urls[0])
 		defer c.stoppedURL.Store(nil)
-		if err := c.restart(0); err != nil {
+		if err := c.restart(0, c.killSrv); err != nil {
 			done <- "failed: " + err.Error()
 			return
 		}
-		msg := fmt.Sprintf("server 1 stopped (SIGTERM, drained) and ready again after %.1f s", time.Since(t0).Seconds())
+		how := "stopped (SIGTERM, drained)"
+		if c.killSrv {
+			how = "killed (SIGKILL)"
+		}
+		msg := fmt.Sprintf("server 1 %s and ready again after %.1f s", how, time.Since(t0).Seconds())
 		fmt.Fprintf(os.Stderr, "\n%s\n", msg)
 		done <- msg
 	}()

@@ -94,9 +94,13 @@ func (s *spawned) verify() (bool, string) {
 // drains and tells its players to reconnect — and starts it again on the
 // same ports. Its players reconnect at once (to the next server, when
 // there are several): a reconnection storm.
-func (s *spawned) restartServer(i int) error {
+func (s *spawned) restartServer(i int, kill bool) error {
 	old := s.servers[i]
-	old.Process.Signal(syscall.SIGTERM)
+	if kill {
+		old.Process.Kill() // a crash: no drain, no goodbye
+	} else {
+		old.Process.Signal(syscall.SIGTERM)
+	}
 	done := make(chan struct{})
 	go func() { old.Wait(); close(done) }()
 	select {

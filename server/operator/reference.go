@@ -120,6 +120,12 @@ func copyMap(m map[string]int64) map[string]int64 {
 	return c
 }
 
+// RefBooks is the answer of POST /ref/books.
+type RefBooks struct {
+	Books  []Book         `json:"books"`
+	Faults map[string]int `json:"faults"`
+}
+
 // Faulted returns how many faults of each kind were injected.
 func (r *Reference) Faulted() map[string]int {
 	r.mu.Lock()
@@ -170,7 +176,7 @@ func (r *Reference) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		do = func() (int, []byte) { return r.once(c.Tx, body, func() (int, []byte) { return r.rollback(c) }) }
 	case "/ref/books":
-		b, _ := json.Marshal(r.Books())
+		b, _ := json.Marshal(RefBooks{Books: r.Books(), Faults: r.Faulted()})
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(b)
 		return

@@ -24,12 +24,23 @@ type Reconciliation struct {
 	Problems    []string `json:"problems"` // what does not reconcile
 	Clean       bool     `json:"clean"`    // no problem and nothing owed
 	Failures    int      `json:"failures"` // owed calls that failed 5 times or more
+	// Accounts: each player's journal in sums, to hold against the
+	// operator's own books: it must have debited Staked and credited Won.
+	Accounts map[string]JournalSums `json:"accounts"`
+}
+
+// JournalSums is one player's sealed journal summed.
+type JournalSums struct {
+	Bets        int   `json:"bets"`
+	Staked      int64 `json:"staked"`
+	Settlements int   `json:"settlements"`
+	Won         int64 `json:"won"`
 }
 
 // Reconcile builds the reconciliation of every seamless account (an audit
 // tool: it scans).
 func (s *Store) Reconcile(ctx context.Context) (Reconciliation, error) {
-	r := Reconciliation{Owed: []Call{}, Problems: []string{}}
+	r := Reconciliation{Owed: []Call{}, Problems: []string{}, Accounts: map[string]JournalSums{}}
 	var players []string
 	err := scanKeys(ctx, s.rdb, "{p:*}:acct", func(c *redis.Client, key string) error {
 		if v, err := c.HGet(ctx, key, "seamless").Result(); err == nil && v == "1" {
@@ -84,6 +95,8 @@ func (s *Store) reconcilePlayer(ctx context.Context, player string, r *Reconcili
 		cmd any
 	}
 	var checks []check
+	var sums JournalSums
+	defer func() { r.Accounts[player] = sums }()
 	for _, e := range entries {
 		var b entryBody
 		if json.Unmarshal([]byte(e.Data), &b) != nil {
@@ -92,9 +105,13 @@ func (s *Store) reconcilePlayer(ctx context.Context, player string, r *Reconcili
 		switch b.Kind {
 		case "bet":
 			r.Bets++
+			sums.Bets++
+			sums.Staked += b.Body.Total
 			checks = append(checks, check{b.Body.Ticket, 0, pipe.Exists(ctx, k.op("r-"+b.Body.Ticket))})
 		case "settle":
 			r.Settlements++
+			sums.Settlements++
+			sums.Won += b.Body.Win
 			checks = append(checks, check{b.Body.Game, b.Body.Win, pipe.HMGet(ctx, k.game(b.Body.Game), "status", "credited")})
 		}
 	}
