@@ -219,6 +219,11 @@ func seamlessScenario(t *testing.T, opURL string, books func() ([]operator.Book,
 	if err != nil || !r.Clean || r.Bets != len(p.tickets) || r.Credited != len(p.wins) {
 		t.Errorf("reconcile: %+v %v", r, err)
 	}
+	for _, b := range bks {
+		if j := r.Accounts[b.Player]; j.Staked != b.Debited || j.Won != b.Credited {
+			t.Errorf("%s: the journal says %d staked and %d won, the operator %d debited and %d credited", b.Player, j.Staked, j.Won, b.Debited, b.Credited)
+		}
+	}
 	if _, damaged, err := ts.app.Store.Verify(ctx); err != nil || len(damaged) > 0 {
 		t.Errorf("verify: %+v %v", damaged, err)
 	}

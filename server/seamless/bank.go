@@ -131,24 +131,28 @@ func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameR
 	if err != nil {
 		return st, err
 	}
-	if st.Dup {
-		// Settled before: its credit is in the outbox, or acknowledged.
-		if _, err := b.Owed(ctx, player); err != nil {
+	if !st.Dup {
+		if bal, ok := b.send(ctx, c); ok {
+			st.Balance = bal
+			return st, nil
+		}
+		st.Pending = true
+	} else {
+		// Settled before: its credit is acknowledged, or still owed.
+		owed, err := b.Owed(ctx, player)
+		if err != nil {
 			return st, err
 		}
-	} else if bal, ok := b.send(ctx, c); ok {
-		st.Balance = bal
-		return st, nil
+		st.Pending = owed > 0
 	}
 	a, err := b.store.Account(ctx, player)
 	if err != nil {
 		return st, err
 	}
 	st.Balance = a.OperatorBalance
-	if !st.Dup {
-		st.Balance += res.Win
+	if st.Pending && !st.Dup {
+		st.Balance += res.Win // shown as it will be once the credit lands
 	}
-	st.Pending = true
 	return st, nil
 }
 

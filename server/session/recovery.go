@@ -3,7 +3,10 @@ package session
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"keno/server/wallet"
 )
@@ -29,20 +32,30 @@ func (h *Hub) SweepOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	settled := 0
 	byPlayer := map[string][]string{}
 	for _, d := range due {
 		byPlayer[d.Player] = append(byPlayer[d.Player], d.GameID)
 	}
+	// Players are independent; several at once, because in seamless mode
+	// each may wait on the operator's wallet (a timeout is seconds).
+	var (
+		g       errgroup.Group
+		settled atomic.Int64
+	)
+	g.SetLimit(sweepParallel)
 	for player, games := range byPlayer {
-		n, err := h.recoverPlayer(ctx, player, games)
-		settled += n
-		if err != nil {
-			return settled, err
-		}
+		g.Go(func() error {
+			n, err := h.recoverPlayer(ctx, player, games)
+			settled.Add(int64(n))
+			return err
+		})
 	}
-	return settled, nil
+	err = g.Wait()
+	return int(settled.Load()), err
 }
+
+// sweepParallel: players a sweep handles at once.
+const sweepParallel = 16
 
 func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) (int, error) {
 	// Seamless mode: the calls the player's money owes the operator go
