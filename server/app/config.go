@@ -281,6 +281,7 @@ func ParseConfig(args []string) (Config, error) {
 	if err := checkOperator(&c); err != nil {
 		return c, err
 	}
+	c.Session.Currency = c.Operator.Currency // EUR unless the operator's wallet says otherwise
 	if c.ServerID == "" {
 		host, _ := os.Hostname()
 		c.ServerID = fmt.Sprintf("%s:%d", host, os.Getpid())

@@ -10,12 +10,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"keno/engine"
 	"keno/protocol"
+	"keno/server/auth"
 	"keno/server/operator"
 )
 
@@ -228,6 +230,15 @@ func seamlessScenario(t *testing.T, opURL string, books func() ([]operator.Book,
 		t.Errorf("verify: %+v %v", damaged, err)
 	}
 	ts.checkBooks()
+
+	// A token for an account in another currency is refused.
+	usd, err := ts.app.Signer.IssueClaims(auth.Claims{Player: "sw-usd", Currency: "USD"}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := protocol.Connect(ctxT(t), ts.url, usd); errCode(err) != protocol.CodeUnauthorized || !strings.Contains(err.Error(), "USD") {
+		t.Errorf("a USD token against a EUR wallet: %v", err)
+	}
 
 	// The game's cashier does not move money that lives at the operator.
 	code, body := opsDo(t, ts, http.MethodPost, "/api/ops/deposit", `{"player":"sw-ann","amount":100,"op":"x"}`)

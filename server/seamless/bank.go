@@ -56,6 +56,7 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 	} else if err != nil {
 		return 0, false, err
 	}
+	sent := time.Now().UnixMilli()
 	bal, err := b.op.Debit(ctx, operator.DebitCall{Player: player, Tx: wallet.DebitTx(t.ID), Round: t.ID, Amount: t.Total()})
 	var refused *operator.Refused
 	switch {
@@ -69,7 +70,7 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 		b.rollBack(ctx, player, t.ID)
 		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
 	}
-	t.Paid = &wallet.Paid{Balance: bal}
+	t.Paid = &wallet.Paid{Balance: bal, SentAt: sent}
 	_, dup, err := b.store.PlaceBet(ctx, player, fence, t)
 	var we *wallet.Error
 	var moved *wallet.FairMoved
@@ -94,9 +95,10 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 func (b *Bank) refusal(ctx context.Context, player string, r *operator.Refused) error {
 	switch r.Code {
 	case "insufficient_funds":
+		sent := time.Now().UnixMilli()
 		bal, err := b.op.Balance(ctx, player)
 		if err == nil {
-			b.store.Outbox().ShowBalance(ctx, player, bal)
+			b.store.Outbox().ShowBalance(ctx, player, bal, sent)
 		}
 		return &wallet.Error{Code: "insufficient_funds", Available: bal}
 	case "player_blocked":
@@ -158,12 +160,13 @@ func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameR
 
 // Balance reads the player's balance at the operator and shows it.
 func (b *Bank) Balance(ctx context.Context, player string) (int64, bool) {
+	sent := time.Now().UnixMilli()
 	bal, err := b.op.Balance(ctx, player)
 	if err != nil {
 		b.log.Warn().Err(err).Str("player", player).Msg("read the operator's balance (the last known is shown)")
 		return 0, false
 	}
-	if err := b.store.Outbox().ShowBalance(ctx, player, bal); err != nil {
+	if err := b.store.Outbox().ShowBalance(ctx, player, bal, sent); err != nil {
 		b.log.Warn().Err(err).Msg("record the operator's balance")
 	}
 	return bal, true
@@ -206,6 +209,7 @@ func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
 		bal int64
 		err error
 	)
+	sent := time.Now().UnixMilli()
 	switch c.Kind {
 	case wallet.KindCredit:
 		bal, err = b.op.Credit(ctx, operator.CreditCall{Player: c.Player, Tx: c.Tx, Round: c.Round, Amount: c.Amount, DebitTx: c.DebitTx})
@@ -215,7 +219,7 @@ func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
 		return 0, false
 	}
 	if err == nil {
-		if err := b.store.Outbox().Ack(ctx, c, bal); err != nil {
+		if err := b.store.Outbox().Ack(ctx, c, bal, sent); err != nil {
 			// Sent again later: the operator answers as the first time.
 			b.log.Warn().Err(err).Str("tx", c.Tx).Msg("record an acknowledged call")
 			return bal, true

@@ -35,6 +35,14 @@
 // # Flow of one game
 //
 // ticket → summarise (handlers.go: the recovery entries, a summary) →
-// confirm (handlers.go: admission, deal, one bet script) → play and
-// playGame (game.go: timed reveal, choices, settlement) → ticket_done.
+// confirm (handlers.go: admission, deal, the bank's bet) → play and
+// playGame (game.go: timed reveal, choices, the bank's settlement) →
+// ticket_done.
+//
+// The bank (bank.go) is where the money moves: the Redis wallet itself,
+// or (WALLET=seamless, package seamless) the operator's wallet, debited
+// before the bet script runs and credited after each settlement, with the
+// calls owed kept in Redis; the sweep sends what is owed before anything
+// else it does for a player, so a game's recovery entry stays until its
+// money is acknowledged.
 package session

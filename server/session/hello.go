@@ -37,6 +37,10 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 		}
 		return protocol.Errf(protocol.CodeUnauthorized, "invalid token: %v", err)
 	}
+	if cur := s.hub.cfg.Currency; claims.Currency != "" && cur != "" && claims.Currency != cur {
+		s.hub.metrics.Connects.WithLabelValues("unauthorized").Inc()
+		return protocol.Errf(protocol.CodeUnauthorized, "this token is for an account in %s; this game plays in %s", claims.Currency, cur)
+	}
 	player := claims.Player
 	s.sid = claims.Session
 	if !wallet.ValidPlayer(player) {

@@ -37,6 +37,7 @@ type Config struct {
 	NotDurable      bool // dev only: Redis does not keep the durability contract; clients are told
 	SweepEvery      time.Duration
 	MaxInPlay       int               // the operator's ceiling on games in play on this server (0: none; admission.go)
+	Currency        string            // what the money is in: a token naming another currency is refused
 	ClientIP        clientip.Resolver // who a connection is from (per-IP limits)
 	// OriginPatterns: host patterns of other sites' pages allowed to open
 	// game sockets; none: only pages of the game's own origin (and

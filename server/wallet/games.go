@@ -46,8 +46,9 @@ type Ticket struct {
 	Paid *Paid
 }
 
-// Paid is an acknowledged operator debit of a ticket.
-type Paid struct{ Balance int64 }
+// Paid is an acknowledged operator debit of a ticket: the balance it
+// answered, and when it was sent (ms; orders answers that cross).
+type Paid struct{ Balance, SentAt int64 }
 
 // FairMoved refuses a ticket dealt from provably fair inputs that are no
 // longer the player's current ones (a rotation, a new client seed, nonces
@@ -87,9 +88,9 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		}
 	}
 	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
-	debit, opBalance := "", int64(0)
+	debit, opBalance, opAt := "", int64(0), int64(0)
 	if t.Paid != nil {
-		debit, opBalance = debitField(t.ID), t.Paid.Balance
+		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt
 	}
 	var games []any
 	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
@@ -111,7 +112,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
-			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds(), debit, opBalance}
+			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds(), debit, opBalance, opAt}
 		args = append(append(args, journalArgs(e)...), games...)
 		return s.run(ctx, betScript, keys, args...)
 	})

@@ -167,9 +167,9 @@ func (o Outbox) Retry(ctx context.Context, c Call) error {
 	return err
 }
 
-var ackScript = redis.NewScript(`
+var ackScript = redis.NewScript(prelude + `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[2], 'op_balance', ARGV[2])
+show_balance(KEYS[2], ARGV[2], ARGV[6])
 if ARGV[3] == 'credit' then
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('HSET', KEYS[3], 'credited', ARGV[4]) end
 elseif ARGV[3] == 'rollback' then
@@ -178,22 +178,26 @@ end
 return 1`)
 
 // Ack removes a call the operator acknowledged, with the balance it
-// answered, and keeps its trace: a credit marks its game "credited", a
-// rollback leaves a record (reconcile reads both).
-func (o Outbox) Ack(ctx context.Context, c Call, balance int64) error {
+// answered (to the call sent at sentAt, ms), and keeps its trace: a credit
+// marks its game "credited", a rollback leaves a record (reconcile reads
+// both).
+func (o Outbox) Ack(ctx context.Context, c Call, balance, sentAt int64) error {
 	k := keysOf(c.Player)
 	third := k.game(c.Game)
 	if c.Kind != KindCredit {
 		third = k.op(c.Tx)
 	}
 	keep := int64((o.s.cfg.History + 24*time.Hour).Seconds())
-	_, err := o.s.eval(ctx, ackScript, []string{k.outbox(), k.acct(), third}, c.field(), balance, c.Kind, c.Amount, keep)
+	_, err := o.s.eval(ctx, ackScript, []string{k.outbox(), k.acct(), third}, c.field(), balance, c.Kind, c.Amount, keep, sentAt)
 	return err
 }
 
-// ShowBalance records the operator's balance as the one shown.
-func (o Outbox) ShowBalance(ctx context.Context, player string, balance int64) error {
-	return o.s.rdb.HSet(ctx, keysOf(player).acct(), "seamless", "1", "op_balance", balance).Err()
+var showScript = redis.NewScript(prelude + `show_balance(KEYS[1], ARGV[1], ARGV[2]) return 0`)
+
+// ShowBalance records the operator's balance, answered to a call sent at
+// sentAt (ms), as the one shown — unless a later call's answer is.
+func (o Outbox) ShowBalance(ctx context.Context, player string, balance, sentAt int64) error {
+	return showScript.Run(ctx, o.s.rdb, []string{keysOf(player).acct()}, balance, sentAt).Err()
 }
 
 // Backlog is every outbox's content (an audit tool: it scans).

@@ -15,8 +15,11 @@ import (
 // the default choices if their player is gone.
 //
 // Its invariant: every game whose bet may have landed and that is not yet
-// settled has an entry. An entry without such a game is harmless: the
-// sweep drops it (nothing is ever paid from the index alone). Hence the
+// settled has an entry — in seamless mode, also every game whose ticket's
+// debit may be in flight and every settled game whose credit the operator
+// has not acknowledged (the index is what finds a player's outbox after a
+// crash; outbox.go). An entry without such a game is harmless: the sweep
+// drops it (nothing is ever paid from the index alone). Hence the
 // transitions, each a method:
 //
 //   - Reserve, before the bet: a crash between the debit and anything

@@ -15,7 +15,7 @@
 -- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       server seed (hex), client seed, first nonce, lease (ms),
---       seamless: the debit's outbox field ('' otherwise), the operator's balance after it,
+--       seamless: the debit's outbox field ('' otherwise), the operator's balance after it and when the debit was sent (ms),
 --       journal(5), then per game: game id, record (JSON), seal tag of the record
 local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair, outbox =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
@@ -24,9 +24,9 @@ local dayttl, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
 local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
 local lease_ms = tonumber(ARGV[12])
-local debit, op_balance = ARGV[13], ARGV[14]
-local j = journal_args(15)
-local first = 20
+local debit, op_balance, op_at = ARGV[13], ARGV[14], ARGV[15]
+local j = journal_args(16)
+local first = 21
 local nkeys = 12
 
 local done = redis.call('GET', op)
@@ -74,7 +74,7 @@ if debit == '' and total > a.balance then
 end
 if debit ~= '' then
   if redis.call('HDEL', outbox, debit) == 0 then return {'err', 'rolled_back'} end
-  redis.call('HSET', acct, 'seamless', '1', 'op_balance', op_balance)
+  show_balance(acct, op_balance, op_at)
 end
 
 local bal = a.balance - total
