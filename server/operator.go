@@ -34,18 +34,11 @@ func reconcile(args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.RedisURL == "" {
-		return errors.New("reconcile needs REDIS_URL")
-	}
-	rdb, _, err := app.Connect(cfg.RedisURL, false)
+	store, done, err := toolStore("reconcile", cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store, err := app.NewStore(rdb, cfg)
-	if err != nil {
-		return err
-	}
+	defer done()
 	r, err := store.Reconcile(context.Background())
 	if err != nil {
 		return err

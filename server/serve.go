@@ -12,6 +12,7 @@ import (
 	"keno/server/app"
 	"keno/server/archive"
 	"keno/server/journal"
+	"keno/server/wallet"
 )
 
 // serve runs the game server until SIGINT/SIGTERM, then shuts down
@@ -104,18 +105,11 @@ func verify(args []string) error {
 	if export != "" {
 		return verifyExport(export, cfg)
 	}
-	if cfg.RedisURL == "" {
-		return fmt.Errorf("verify needs REDIS_URL (the embedded Redis of a dev server is not reachable)")
-	}
-	rdb, _, err := app.Connect(cfg.RedisURL, false)
+	store, done, err := toolStore("verify", cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store, err := app.NewStore(rdb, cfg)
-	if err != nil {
-		return err
-	}
+	defer done()
 	if cfg.ArchiveURL != "" {
 		// Both tiers: the chain runs from the archive into Redis.
 		arch, err := archive.Open(context.Background(), cfg.ArchiveURL)
@@ -145,6 +139,24 @@ func verify(args []string) error {
 		return fmt.Errorf("verification failed")
 	}
 	return nil
+}
+
+// toolStore opens the wallet of REDIS_URL for an audit subcommand; done
+// closes it.
+func toolStore(tool string, cfg app.Config) (*wallet.Store, func(), error) {
+	if cfg.RedisURL == "" {
+		return nil, nil, fmt.Errorf("%s needs REDIS_URL (the embedded Redis of a dev server is not reachable)", tool)
+	}
+	rdb, _, err := app.Connect(cfg.RedisURL, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := app.NewStore(rdb, cfg)
+	if err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	return store, func() { rdb.Close() }, nil
 }
 
 // verifyExport checks an export of sealed entries offline (no Redis, no
