@@ -61,11 +61,12 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 	var refused *operator.Refused
 	switch {
 	case errors.As(err, &refused):
-		// It moved nothing: nothing to undo.
+		// It moved nothing: nothing to undo. Its tx is spent all the same
+		// (the operator answers it the same way for ever).
 		if err := out.Drop(ctx, player, t.ID); err != nil {
 			b.log.Warn().Err(err).Str("player", player).Msg("drop a refused debit's intent (the sweep rolls it back instead)")
 		}
-		return 0, false, b.refusal(ctx, player, refused)
+		return 0, false, errors.Join(b.refusal(ctx, player, refused), wallet.ErrSpent)
 	case err != nil:
 		b.rollBack(ctx, player, t.ID)
 		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
@@ -95,10 +96,9 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 func (b *Bank) refusal(ctx context.Context, player string, r *operator.Refused) error {
 	switch r.Code {
 	case "insufficient_funds":
-		sent := time.Now().UnixMilli()
-		bal, err := b.op.Balance(ctx, player)
-		if err == nil {
-			b.store.Outbox().ShowBalance(ctx, player, bal, sent)
+		bal, ok := b.Balance(ctx, player)
+		if a, err := b.store.Account(ctx, player); !ok && err == nil {
+			bal = a.OperatorBalance // the last known
 		}
 		return &wallet.Error{Code: "insufficient_funds", Available: bal}
 	case "player_blocked":
