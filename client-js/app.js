@@ -66,6 +66,9 @@ export function explain(err) {
     case "limit_reached":
     case "exclusion_in_force":
       return say(key, vars, "warn", { label: "action.limits", run: () => panels.openLimits() });
+    case "wallet_unavailable":
+      backToBuilder(); // its debit is spent: the ticket is built again
+      return say(key, vars, "warn");
     case "rate_limited":
     case "busy":
     case "disconnected":

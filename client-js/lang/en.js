@@ -244,6 +244,8 @@ export default {
   "error.limit_reached.loss_limit": "Today's loss limit reached.",
   "error.limit_reached.ticket_max": "Ticket above the allowed maximum.",
   "error.limit_reached.self_excluded": "You are excluded from play until {when}.",
+  "error.limit_reached.operator": "A limit set at your operator's refuses this ticket.",
+  "error.wallet_unavailable": "Your operator's wallet did not answer in time: nothing was debited (any debit is being cancelled). Build your ticket again in a moment.",
   "error.exclusion_in_force": "An exclusion runs until {when}: it can be neither shortened nor extended.",
   "error.bad_amount": "Invalid amount.",
   "error.op_conflict": "This operation was already made with another amount.",

@@ -245,6 +245,8 @@ export default {
   "error.limit_reached.loss_limit": "Limite de pertes du jour atteinte.",
   "error.limit_reached.ticket_max": "Ticket au-delà du maximum autorisé.",
   "error.limit_reached.self_excluded": "Vous êtes exclu du jeu jusqu'au {when}.",
+  "error.limit_reached.operator": "Une limite fixée chez votre opérateur refuse ce ticket.",
+  "error.wallet_unavailable": "Le portefeuille de votre opérateur n'a pas répondu à temps : rien n'a été débité (tout débit est annulé). Reformez votre ticket dans un instant.",
   "error.exclusion_in_force": "Une exclusion est en cours jusqu'au {when} : elle ne peut être ni raccourcie ni prolongée.",
   "error.bad_amount": "Montant invalide.",
   "error.op_conflict": "Cette opération a déjà été faite avec un autre montant.",

@@ -167,7 +167,7 @@ func TestNodeProtocolLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node --test failed: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "pass 7") || !strings.Contains(string(out), "fail 0") {
+	if !strings.Contains(string(out), "pass 8") || !strings.Contains(string(out), "fail 0") {
 		t.Fatalf("node tests did not all run:\n%s", out)
 	}
 	t.Logf("node --test:\n%s", out)
