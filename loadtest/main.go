@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,6 +200,7 @@ func (c *config) validate() error {
 	if c.restartSrv && c.killSrv {
 		return fmt.Errorf("-restart-server or -kill-server, not both")
 	}
+	c.wallet = cmp.Or(c.wallet, "redis")
 	if c.wallet != "redis" && c.wallet != "seamless" {
 		return fmt.Errorf("-wallet must be redis or seamless")
 	}
