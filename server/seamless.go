@@ -1,5 +1,7 @@
 package main
 
+// The seamless mode's subcommands: reconcile, and a reference operator wallet.
+
 import (
 	"context"
 	"encoding/json"
