@@ -43,8 +43,10 @@ function render(s) {
   $("accept-detail").textContent = `p50 ${ms(s.accept_p50_ms)}, last minute`;
   $("accept").parentElement.classList.toggle("alert", s.accept_p99_ms > 50);
   $("errors").textContent = s.errors_per_sec.toFixed(2);
-  $("errors-detail").textContent = `Redis errors ${s.redis_errors_per_sec.toFixed(2)} / s`;
-  $("errors").parentElement.classList.toggle("alert", s.redis_errors_per_sec > 0);
+  $("errors-detail").textContent = `Redis errors ${s.redis_errors_per_sec.toFixed(2)} / s` + (s.seamless
+    ? ` · operator wallet ${(s.operator_calls_per_sec || 0).toFixed(1)} calls/s, ${pct(s.operator_failed || 0)} failed (last minute)`
+    : "");
+  $("errors").parentElement.classList.toggle("alert", s.redis_errors_per_sec > 0 || s.operator_failed > 0.05);
   $("open").textContent = s.open_games;
   $("rtp-picks").replaceChildren(...(s.rtp_by_picks || []).map((r) => {
     const tr = document.createElement("tr");

@@ -162,10 +162,13 @@ func (p *player) run(ctx context.Context, deadline time.Time) {
 			if ctx.Err() != nil {
 				return
 			}
-			// The connection broke: carry on with a fresh one.
+			// The connection broke: carry on with a fresh one, playing out
+			// first what it resumes (a confirm whose answer was lost with
+			// a crashed server may have been accepted).
 			if p.reconnect(ctx) != nil {
 				return
 			}
+			p.drain(ctx)
 		}
 	}
 	if p.cfg.wallet == "redis" {

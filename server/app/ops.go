@@ -51,6 +51,13 @@ type Snapshot struct {
 	ErrorsPerS float64 `json:"errors_per_sec"`
 	RedisErrs  float64 `json:"redis_errors_per_sec"`
 
+	// WALLET=seamless: this server's calls to the operator's wallet over
+	// the last minute, and the share refused or unanswered (the calls
+	// owed: GET /api/ops/operator).
+	OperatorCallsPerS float64 `json:"operator_calls_per_sec,omitempty"`
+	OperatorFailed    float64 `json:"operator_failed,omitempty"`
+	Seamless          bool    `json:"seamless,omitempty"`
+
 	BigWins []session.BigWin `json:"big_wins"`
 	Redis   RedisState       `json:"redis"`
 
@@ -109,6 +116,7 @@ type sample struct {
 	at                        time.Time
 	games, stakes, wins       float64
 	errors, redisErrors       float64
+	opCalls, opFailed         float64 // calls to the operator's wallet, and those not ok
 	socOffered, socCont, xtra float64
 	errorsBy, refusalsBy      map[string]float64 // by code, by code/reason
 	reveal, accept            []bucket
@@ -230,7 +238,12 @@ func (f *OpsFeed) compute(ctx context.Context) Snapshot {
 		s.RevealP50, s.RevealP99 = quantileMS(first.reveal, cur.reveal, 0.5), quantileMS(first.reveal, cur.reveal, 0.99)
 		s.AcceptP50, s.AcceptP99 = quantileMS(first.accept, cur.accept, 0.5), quantileMS(first.accept, cur.accept, 0.99)
 		s.ErrorsByCode, s.RefusalsByReason = minute(first.errorsBy, cur.errorsBy), minute(first.refusalsBy, cur.refusalsBy)
+		if calls := cur.opCalls - first.opCalls; calls > 0 {
+			s.OperatorCallsPerS = calls / cur.at.Sub(first.at).Seconds()
+			s.OperatorFailed = (cur.opFailed - first.opFailed) / calls
+		}
 	}
+	s.Seamless = a.Cfg.Operator.Seamless()
 	if cur.games > 0 {
 		s.SoCOfferRate, s.ExtraRate = cur.socOffered/cur.games, cur.xtra/cur.games
 	}
@@ -316,6 +329,15 @@ func (f *OpsFeed) gather(now time.Time) sample {
 			out.xtra = sumCounters(mf)
 		case "keno_redis_errors_total":
 			out.redisErrors = sumCounters(mf)
+		case "keno_operator_calls_total":
+			for _, m := range mf.GetMetric() {
+				out.opCalls += m.GetCounter().GetValue()
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" && l.GetValue() != "ok" {
+						out.opFailed += m.GetCounter().GetValue()
+					}
+				}
+			}
 		case "keno_reveal_lateness_seconds":
 			out.reveal = buckets(mf)
 		case "keno_confirm_accept_seconds":

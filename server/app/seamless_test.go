@@ -231,6 +231,17 @@ func seamlessScenario(t *testing.T, opURL string, books func() ([]operator.Book,
 	}
 	ts.checkBooks()
 
+	// The console shows the operator wallet's calls and failures.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s := ts.app.Ops.Last(); s.Seamless && s.OperatorCallsPerS > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the console shows no operator wallet calls: %+v", ts.app.Ops.Last())
+			break
+		}
+	}
+
 	// A token for an account in another currency is refused.
 	usd, err := ts.app.Signer.IssueClaims(auth.Claims{Player: "sw-usd", Currency: "USD"}, time.Now().Add(time.Hour))
 	if err != nil {
