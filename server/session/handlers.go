@@ -219,10 +219,14 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		}
 		if errors.Is(err, wallet.ErrSpent) {
 			s.mu.Lock()
-			if s.pending == t {
+			withdrawn := s.pending == t
+			if withdrawn {
 				s.pending = nil // its debit is spent: the player builds the ticket again
 			}
 			s.mu.Unlock()
+			if withdrawn {
+				s.abandon(t) // (kept while a rollback may be owed: see unsure)
+			}
 		}
 		return err
 	}
