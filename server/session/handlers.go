@@ -211,22 +211,20 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	if err != nil {
 		// A refused bet left nothing behind: the ticket awaits another
 		// confirmation. An unanswered one may have landed, so its
-		// recovery entries must stay; so must those of a ticket whose
-		// operator debit went unanswered, until its rollback is
-		// acknowledged (the sweep drops them then).
-		if we := (*wallet.Error)(nil); !errors.As(err, &we) || we.Code == "wallet_unavailable" {
+		// recovery entries must stay. So must those of a ticket whose
+		// operator debit was sent (ErrSpent): they are what finds its
+		// rollback, or its intent, in the outbox should this server die
+		// before the operator acknowledges it; the sweep drops them once
+		// nothing is owed.
+		if we := (*wallet.Error)(nil); !errors.As(err, &we) || errors.Is(err, wallet.ErrSpent) {
 			t.unsure = true
 		}
 		if errors.Is(err, wallet.ErrSpent) {
 			s.mu.Lock()
-			withdrawn := s.pending == t
-			if withdrawn {
+			if s.pending == t {
 				s.pending = nil // its debit is spent: the player builds the ticket again
 			}
 			s.mu.Unlock()
-			if withdrawn {
-				s.abandon(t) // (kept while a rollback may be owed: see unsure)
-			}
 		}
 		return err
 	}
