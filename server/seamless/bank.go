@@ -80,11 +80,11 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 		return bal, dup, nil
 	case errors.As(err, &moved):
 		return 0, false, err // dealt again and retried: the debit stands
+	case errors.Is(err, wallet.ErrRolledBack):
+		// Too late: another server rolled the debit back meanwhile.
+		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
 	case errors.As(err, &we):
 		b.rollBack(ctx, player, t.ID)
-		if we.Code == "rolled_back" {
-			err = ErrUnavailable
-		}
 		return 0, false, errors.Join(err, wallet.ErrSpent)
 	}
 	// Unanswered: the bet may have landed. If it did not, the intent
