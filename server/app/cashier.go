@@ -67,10 +67,10 @@ func (a *App) cashier(kind string) http.HandlerFunc {
 		switch {
 		case errors.Is(err, wallet.ErrOpConflict):
 			fail(w, http.StatusConflict, "op_conflict", "this op was already used for a different request (player, amount or direction); nothing was moved")
-		case errors.As(err, &we) && (we.Code == "bad_request" || we.Code == "bad_amount"):
-			fail(w, http.StatusBadRequest, we.Code, we.Reason)
+		case errors.As(err, &we) && (we.Code == wallet.CodeBadRequest || we.Code == wallet.CodeBadAmount):
+			fail(w, http.StatusBadRequest, string(we.Code), we.Reason)
 		case errors.As(err, &we):
-			writeJSON(w, http.StatusUnprocessableEntity, apiError{Code: we.Code, Message: we.Error(), Reason: we.Reason, Limit: we.Limit, Available: we.Available})
+			writeJSON(w, http.StatusUnprocessableEntity, apiError{Code: string(we.Code), Message: we.Error(), Reason: we.Reason, Limit: we.Limit, Available: we.Available})
 		case err != nil:
 			reqLog(r).Error().Err(err).Str("op", req.Op).Msg("cashier: backend failure")
 			fail(w, http.StatusServiceUnavailable, "unavailable", "the wallet could not be reached; retry with the same op")

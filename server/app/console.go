@@ -148,7 +148,7 @@ func (a *App) opsPlayerAction(w http.ResponseWriter, r *http.Request) {
 	var we *wallet.Error
 	switch {
 	case errors.As(err, &we):
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{Code: we.Code, Message: we.Error(), Reason: we.Reason, Limit: we.Limit})
+		writeJSON(w, http.StatusUnprocessableEntity, apiError{Code: string(we.Code), Message: we.Error(), Reason: we.Reason, Limit: we.Limit})
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, "unavailable", "the action could not be done; try again")
 	default:
@@ -167,7 +167,7 @@ func (a *App) lowerLimit(ctx context.Context, p, kind string, value int64) error
 	cur := map[string]int64{"deposit_cap": lim.DepositCap, "loss_limit": lim.LossLimit}
 	old, ok := cur[kind]
 	if !ok {
-		return &wallet.Error{Code: "bad_request", Reason: "kind must be deposit_cap or loss_limit"}
+		return &wallet.Error{Code: wallet.CodeBadRequest, Reason: "kind must be deposit_cap or loss_limit"}
 	}
 	if old >= 0 && value >= old {
 		return errNotLower
@@ -242,7 +242,7 @@ func (a *App) opsRevoke(w http.ResponseWriter, r *http.Request) {
 	var we *wallet.Error
 	switch {
 	case errors.As(err, &we):
-		fail(w, http.StatusBadRequest, we.Code, we.Reason)
+		fail(w, http.StatusBadRequest, string(we.Code), we.Reason)
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, "unavailable", "the revocation was not recorded; try again")
 	default:

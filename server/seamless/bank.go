@@ -40,7 +40,7 @@ var (
 	// ErrUnavailable: the debit's answer was lost; it is rolled back and
 	// the ticket refused. Its recovery entries stay until the sweep finds
 	// the outbox empty.
-	ErrUnavailable = &wallet.Error{Code: "wallet_unavailable"}
+	ErrUnavailable = &wallet.Error{Code: wallet.CodeWalletUnavailable}
 )
 
 // PlaceBet debits the ticket at the operator and records the bet: the
@@ -100,14 +100,14 @@ func (b *Bank) refusal(ctx context.Context, player string, r *operator.Refused) 
 		if a, err := b.store.Account(ctx, player); !ok && err == nil {
 			bal = a.OperatorBalance // the last known
 		}
-		return &wallet.Error{Code: "insufficient_funds", Available: bal}
+		return &wallet.Error{Code: wallet.CodeInsufficientFunds, Available: bal}
 	case "player_blocked":
-		return &wallet.Error{Code: "player_blocked", Reason: r.Message}
+		return &wallet.Error{Code: wallet.CodePlayerBlocked, Reason: r.Message}
 	case "limit_reached":
-		return &wallet.Error{Code: "limit_reached", Reason: "operator", Limit: -1}
+		return &wallet.Error{Code: wallet.CodeLimit, Reason: "operator", Limit: -1}
 	}
 	b.log.Error().Str("player", player).Str("code", r.Code).Str("message", r.Message).Msg("the operator refused a debit with a code outside the contract")
-	return &wallet.Error{Code: "wallet_refused", Reason: r.Code}
+	return &wallet.Error{Code: wallet.CodeWalletRefused, Reason: r.Code}
 }
 
 // rollBack turns a ticket's in-flight debit into a rollback and sends it

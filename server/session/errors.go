@@ -18,7 +18,7 @@ func (s *Session) failErr(id string, err error) {
 	case errors.As(err, &pe):
 		s.fail(id, pe)
 	case errors.As(err, &we):
-		if we.Code == "record_damaged" {
+		if we.Code == wallet.CodeDamaged {
 			s.log().Error().Err(err).Str("request_id", id).Msg("a stored record does not match its seal: run keno-server verify")
 		}
 		e := walletError(we)
@@ -36,11 +36,11 @@ func (s *Session) failErr(id string, err error) {
 
 // walletError explains a wallet refusal to a player.
 func walletError(we *wallet.Error) *protocol.Error {
-	e := &protocol.Error{Code: we.Code, Reason: we.Reason, Limit: we.Limit, Available: we.Available}
+	e := &protocol.Error{Code: string(we.Code), Reason: we.Reason, Limit: we.Limit, Available: we.Available}
 	switch we.Code {
-	case "insufficient_funds":
+	case wallet.CodeInsufficientFunds:
 		e.Message = fmt.Sprintf("Your balance (%s) is too low for this ticket. Make a deposit (within your weekly cap) or play a smaller ticket.", engine.Euros(we.Available))
-	case "limit_reached":
+	case wallet.CodeLimit:
 		switch we.Reason {
 		case "deposit_cap":
 			e.Message = fmt.Sprintf("This deposit would pass your weekly deposit cap of %s; %s is left this week.", engine.Euros(we.Limit), engine.Euros(we.Available))
@@ -55,27 +55,27 @@ func walletError(we *wallet.Error) *protocol.Error {
 		default:
 			e.Message = "A limit was reached."
 		}
-	case "rate_limited":
+	case wallet.CodeRateLimited:
 		e.Message = "Too many bets: wait a moment."
 		e.RetryMS = we.Retry.Milliseconds() + 1
-	case "wallet_unavailable", "wallet_refused":
+	case wallet.CodeWalletUnavailable, wallet.CodeWalletRefused:
 		e.Code, e.Reason = protocol.CodeWalletUnavailable, ""
 		e.Message = "Your operator's wallet did not answer in time: nothing was debited (any debit is being cancelled). Try again in a moment."
 		e.RetryMS = 2000
-	case "player_blocked":
+	case wallet.CodePlayerBlocked:
 		e.Code, e.Reason, e.Message = protocol.CodeBlocked, "", "Your operator has blocked your account: contact its customer service."
-	case "fenced":
+	case wallet.CodeFenced:
 		e.Code, e.Message = protocol.CodeTakenOver, "This session was taken over by a newer one."
-	case "no_game":
+	case wallet.CodeNoGame:
 		e.Code, e.Message = protocol.CodeNoSuchGame, "No such game."
-	case "record_damaged":
+	case wallet.CodeDamaged:
 		e.Code, e.Message = protocol.CodeInternal, "This game's stored record failed its integrity check and cannot be shown; it has been reported to the operator."
-	case "op_conflict":
+	case wallet.CodeOpConflict:
 		e.Message = "This operation id was already used for a different request; nothing was done."
-	case "exclusion_in_force":
+	case wallet.CodeExclusion:
 		e.Message = "You have excluded yourself from play until " + time.UnixMilli(we.Limit).UTC().Format("2006-01-02 15:04 UTC") +
 			"; a self-exclusion can be neither shortened nor extended while it runs."
-	case "bad_amount", "bad_request":
+	case wallet.CodeBadAmount, wallet.CodeBadRequest:
 		e.Message = "Invalid request."
 		if we.Reason != "" {
 			e.Message = "Invalid request: " + we.Reason + "."

@@ -93,7 +93,7 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 	if st.ExcludedUntil > time.Now().UnixMilli() {
 		// Self-excluded: no ticket at all, not a ticket with a warning.
 		s.abandon(t)
-		return &wallet.Error{Code: "limit_reached", Reason: "self_excluded", Limit: st.ExcludedUntil}
+		return &wallet.Error{Code: wallet.CodeLimit, Reason: "self_excluded", Limit: st.ExcludedUntil}
 	}
 	var warnings []string
 	if total > st.Balance {

@@ -26,14 +26,14 @@ func cashierKey(op string) string { return "keno:cashier:op:" + op }
 const CashierOpMax = 64
 
 // ErrBadCashierOp: a cashier op id missing or too long.
-var ErrBadCashierOp = &Error{Code: "bad_request", Reason: fmt.Sprintf("cashier op id must be 1–%d characters", CashierOpMax)}
+var ErrBadCashierOp = &Error{Code: CodeBadRequest, Reason: fmt.Sprintf("cashier op id must be 1–%d characters", CashierOpMax)}
 
 // Cashier performs the operator's deposit (kind "deposit") or withdrawal
 // ("withdraw") named op. A replay returns the first answer with Replay set;
 // a conflicting reuse of op is ErrOpConflict and moves nothing.
 func (s *Store) Cashier(ctx context.Context, kind, player, op string, amount int64) (Moved, error) {
 	if kind != "deposit" && kind != "withdraw" {
-		return Moved{}, &Error{Code: "bad_request", Reason: "unknown cashier operation " + strconv.Quote(kind)}
+		return Moved{}, &Error{Code: CodeBadRequest, Reason: "unknown cashier operation " + strconv.Quote(kind)}
 	}
 	if op == "" || len(op) > CashierOpMax {
 		return Moved{}, ErrBadCashierOp

@@ -274,7 +274,7 @@ func (s *Store) sealedCopy(id string, m map[string]string) bool {
 
 // ErrDamaged: a stored game record does not carry a valid seal — it was
 // altered outside the server. It is never shown; verify says more.
-var ErrDamaged = &Error{Code: "record_damaged"}
+var ErrDamaged = &Error{Code: CodeDamaged}
 
 // parseGame reads a stored game, refusing one whose record or settlement
 // is not what was sealed: a player is only ever shown what was sealed.

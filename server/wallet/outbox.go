@@ -220,7 +220,7 @@ func (o Outbox) RolledBack(ctx context.Context, player, ticket string) (bool, er
 }
 
 // ErrRolledBack refuses a bet whose debit was rolled back meanwhile.
-var ErrRolledBack = &Error{Code: "rolled_back"}
+var ErrRolledBack = &Error{Code: CodeRolledBack}
 
 // ErrSpent joins a refusal of a ticket whose debit was sent: its
 // transaction id is spent (rolled back), so the ticket cannot be confirmed

@@ -141,50 +141,6 @@ func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {
 	return s.rdb, nil
 }
 
-// Error is a refusal with a machine-readable code.
-type Error struct {
-	Code      string        // insufficient_funds, limit_reached, rate_limited, fenced, no_game, settled, already_chosen, op_conflict, exclusion_in_force, bad_amount, bad_request
-	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded; for bad_*: what is wrong
-	Limit     int64         // the limit in force (cents, or a time in ms for self_excluded and exclusion_in_force)
-	Available int64         // what could still pass: balance, or room left under the limit
-	Retry     time.Duration // for rate_limited: when the next attempt may pass
-}
-
-func (e *Error) Error() string {
-	switch e.Code {
-	case "insufficient_funds":
-		return fmt.Sprintf("insufficient funds: %d cents available", e.Available)
-	case "limit_reached":
-		return fmt.Sprintf("limit reached: %s (limit %d, available %d)", e.Reason, e.Limit, e.Available)
-	}
-	if e.Reason != "" {
-		return e.Code + ": " + e.Reason
-	}
-	return e.Code
-}
-
-// Is lets errors.Is match on the code alone.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code && (t.Reason == "" || t.Reason == e.Reason)
-}
-
-// Sentinels for errors.Is.
-var (
-	ErrInsufficientFunds = &Error{Code: "insufficient_funds"}
-	ErrLimit             = &Error{Code: "limit_reached"}
-	ErrRateLimited       = &Error{Code: "rate_limited"}
-	ErrFenced            = &Error{Code: "fenced"}
-	ErrNoGame            = &Error{Code: "no_game"}
-	ErrSettled           = &Error{Code: "settled"}
-	ErrAlreadyChosen     = &Error{Code: "already_chosen"}
-	ErrOpConflict        = &Error{Code: "op_conflict"}        // an operation id reused for a different request
-	ErrExclusion         = &Error{Code: "exclusion_in_force"} // a self-exclusion cannot be changed while it runs
-	ErrBadPlayer         = &Error{Code: "bad_request", Reason: "player id must be 1–64 letters, digits, '-' or '_'"}
-	ErrBadAmount         = &Error{Code: "bad_amount", Reason: fmt.Sprintf("amount must be a whole number of cents from 1 to %d", MaxAmount)}
-	ErrBadOp             = &Error{Code: "bad_request", Reason: "operation id must be 1–128 characters"}
-)
-
 // MaxAmount bounds every amount and money limit (1 000 000 €; the same
 // bound as the protocol's): Lua computes in doubles, exact to 2^53.
 const MaxAmount = 100_000_000
@@ -315,17 +271,17 @@ func journalArgs(e journal.Entry) []any {
 
 // replyError converts an {'err', …} reply into an *Error.
 func replyError(r []any) error {
-	e := &Error{Code: str(r, 1)}
+	e := &Error{Code: Code(str(r, 1))}
 	switch e.Code {
-	case "insufficient_funds":
+	case CodeInsufficientFunds:
 		e.Available = num(r, 2)
-	case "limit_reached":
+	case CodeLimit:
 		e.Reason, e.Limit, e.Available = str(r, 2), num(r, 3), num(r, 4)
-	case "rate_limited":
+	case CodeRateLimited:
 		e.Reason, e.Retry = str(r, 2), time.Duration(num(r, 3))*time.Millisecond
-	case "exclusion_in_force":
+	case CodeExclusion:
 		e.Limit = num(r, 2)
-	case "bad_request", "bad_amount":
+	case CodeBadRequest, CodeBadAmount:
 		e.Reason = str(r, 2)
 	}
 	return e
@@ -671,7 +627,7 @@ func revokedKey(sid string) string { return "keno:revoked:" + sid }
 // expired anyway).
 func (s *Store) Revoke(ctx context.Context, sid string, until time.Time) error {
 	if sid == "" || len(sid) > 128 {
-		return &Error{Code: "bad_request", Reason: "a session id is 1 to 128 characters"}
+		return &Error{Code: CodeBadRequest, Reason: "a session id is 1 to 128 characters"}
 	}
 	return s.durably(ctx, revokedKey(sid), func(p redis.Pipeliner) { p.Set(ctx, revokedKey(sid), "1", time.Until(until)) })
 }
