@@ -117,32 +117,15 @@ func (h *Hub) apply(c control) {
 			h.maintenance.Store(&text)
 		}
 	case "broadcast":
-		h.mu.Lock()
-		all := make([]*Session, 0, len(h.sessions))
-		for _, s := range h.sessions {
-			all = append(all, s)
-		}
-		h.mu.Unlock()
-		for _, s := range all {
+		for _, s := range h.reg.players(nil) {
 			s.send(&protocol.Message{Type: protocol.TNotice, Text: c.Text})
 		}
 	case "revoke":
-		h.mu.Lock()
-		var s *Session
-		for _, x := range h.sessions {
-			if x.sid == c.SID {
-				s = x
-			}
-		}
-		h.mu.Unlock()
-		if s != nil {
+		for _, s := range h.reg.players(func(s *Session) bool { return s.sid == c.SID }) {
 			s.end(protocol.Fail("", protocol.Errf(protocol.CodeKicked, "The operator revoked this session: log in again.")), websocket.StatusCode(4003), "session revoked")
 		}
 	case "kick":
-		h.mu.Lock()
-		s := h.sessions[c.Player]
-		h.mu.Unlock()
-		if s != nil {
+		if s := h.reg.session(c.Player); s != nil {
 			text := map[string]string{
 				"blocked":  "Your account is blocked by the operator: contact customer service.",
 				"excluded": "You are excluded from play at your request or the operator's.",
@@ -157,9 +140,7 @@ func (h *Hub) apply(c control) {
 
 // Connected reports whether player has a session on this server.
 func (h *Hub) Connected(player string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[player] != nil
+	return h.reg.session(player) != nil
 }
 
 // errMaintenance refuses a new ticket during maintenance.

@@ -14,10 +14,11 @@
 //     operator's orders), reap (hub.go: silent connections) and
 //     admission.adjust (admission.go: how many games may be in play).
 //   - The reader (Session.run, session.go): one per connection, started by
-//     ServeHTTP (upgrade.go), counted in Hub.wg; lives as long as the
-//     connection. It reads frames and has each request handled, one at a
-//     time, on a warm goroutine (warm.go) so that its own stack stays
-//     small while idle. Shutdown ends it and waits for it.
+//     ServeHTTP (upgrade.go) through the registry (registry.go), which
+//     counts it; lives as long as the connection. It reads frames and has
+//     each request handled, one at a time, on a warm goroutine (warm.go)
+//     so that its own stack stays small while idle. Shutdown ends it and
+//     waits for it.
 //   - The game (Session.play, game.go): at most one per session, while a
 //     ticket (or resumed games) is in play; the reader waits for it when
 //     the connection ends. It paces the timed messages (pacer.go) and

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,13 +76,9 @@ type Hub struct {
 	log     zerolog.Logger
 	Events  *Events // live feed for the ops page
 
-	mu          sync.Mutex
-	sessions    map[string]*Session    // by player, once authenticated
-	conns       map[*Session]struct{}  // every open connection, for the reaper
-	closing     bool                   // Shutdown has begun: no new connection
+	reg         *registry              // connections and sessions (registry.go)
 	noTicket    atomic.Bool            // no new ticket: the server is going away
 	maintenance atomic.Pointer[string] // the operator's maintenance message (control.go)
-	wg          sync.WaitGroup         // running sessions
 	connSeq     atomic.Int64           // numbers connections, to spread lease renewals
 	settledQ    chan wallet.DueGame    // settled games to drop from the recovery index
 	warm        *warmPool              // runs requests and games (warm.go)
@@ -93,7 +88,7 @@ type Hub struct {
 // NewHub assembles a hub.
 func NewHub(cfg Config, table *engine.Table, store *wallet.Store, signer *auth.Signer, limiter *ratelimit.Limiter, m *metrics.Metrics, log zerolog.Logger) *Hub {
 	h := &Hub{cfg: cfg, table: table, store: store, bank: redisBank{store}, signer: signer, limiter: limiter, metrics: m, log: log,
-		sessions: map[string]*Session{}, conns: map[*Session]struct{}{}, Events: newEvents(),
+		reg: newRegistry(), Events: newEvents(),
 		settledQ: make(chan wallet.DueGame, 8192), warm: newWarmPool(2 * time.Second)}
 	reveal := engine.Drawn * (cfg.ColorInterval + cfg.NumberInterval)
 	h.admit = newAdmission(cfg.MaxInPlay, reveal, func(limit, inPlay int64) {
@@ -155,15 +150,11 @@ func (h *Hub) Config() Config { return h.cfg }
 // whichever order they get here — and never both. It returns false when s
 // itself was the older one.
 func (h *Hub) register(s *Session) bool {
-	h.mu.Lock()
-	old := h.sessions[s.player]
-	if old != nil && old.fence.Load() > s.fence.Load() {
-		h.mu.Unlock()
+	old, ok := h.reg.claim(s)
+	if !ok {
 		s.takenOver()
 		return false
 	}
-	h.sessions[s.player] = s
-	h.mu.Unlock()
 	if old != nil && old != s {
 		old.takenOver()
 	}
@@ -173,40 +164,18 @@ func (h *Hub) register(s *Session) bool {
 }
 
 func (h *Hub) unregister(s *Session) {
-	h.mu.Lock()
-	if h.sessions[s.player] == s {
-		delete(h.sessions, s.player)
-	}
-	h.mu.Unlock()
+	h.reg.leave(s)
 	h.metrics.Sessions.Dec()
 }
 
 // Online is the number of players connected here.
-func (h *Hub) Online() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sessions)
-}
-
-func (h *Hub) forget(s *Session) {
-	h.mu.Lock()
-	delete(h.conns, s)
-	h.mu.Unlock()
-}
+func (h *Hub) Online() int { return h.reg.online() }
 
 // reap closes connections silent for longer than IdleTimeout (dead peers
 // that never sent a close), every IdleTimeout/4, until ctx ends.
 func (h *Hub) reap(ctx context.Context) {
 	Every(ctx, max(h.cfg.IdleTimeout/4, time.Second), func() {
-		cutoff := time.Now().Add(-h.cfg.IdleTimeout).Unix()
-		var dead []*Session
-		h.mu.Lock()
-		for s := range h.conns {
-			if s.lastSeen.Load() < cutoff {
-				dead = append(dead, s)
-			}
-		}
-		h.mu.Unlock()
+		dead := h.reg.silent(time.Now().Add(-h.cfg.IdleTimeout).Unix())
 		// A silent peer is gone: it will not answer a close handshake, so
 		// its connections are dropped at once, all of them together.
 		for _, s := range dead {
@@ -230,18 +199,12 @@ func (h *Hub) Draining() bool { return h.noTicket.Load() }
 // the grace period).
 func (h *Hub) Shutdown(ctx context.Context) {
 	h.StopTickets()
-	h.mu.Lock()
-	h.closing = true
-	conns := make([]*Session, 0, len(h.conns))
-	for s := range h.conns {
-		conns = append(conns, s)
-	}
-	h.mu.Unlock()
+	conns := h.reg.close()
 	for _, s := range conns {
 		go s.drain(ctx)
 	}
 	done := make(chan struct{})
-	go func() { h.wg.Wait(); close(done) }()
+	go func() { h.reg.wait(); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():

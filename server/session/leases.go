@@ -25,14 +25,7 @@ func (h *Hub) keepLeases(ctx context.Context) {
 		// A session whose bet, choice or settlement extended its lease
 		// lately needs no renewal: its lease runs past the next round.
 		recent := time.Now().Add(-h.cfg.LeaseTTL / 3).UnixMilli()
-		h.mu.Lock()
-		var sessions []*Session
-		for _, s := range h.sessions {
-			if s.leaseSlot%leaseSlots == slot && s.extended.Load() < recent {
-				sessions = append(sessions, s)
-			}
-		}
-		h.mu.Unlock()
+		sessions := h.reg.players(func(s *Session) bool { return s.leaseSlot%leaseSlots == slot && s.extended.Load() < recent })
 		leases := make([]wallet.Lease, len(sessions))
 		for i, s := range sessions {
 			leases[i] = wallet.Lease{Player: s.player, Token: s.fenceToken()}
@@ -62,10 +55,7 @@ func (h *Hub) listenTakeovers(ctx context.Context) {
 			}
 			player, tok, _ := strings.Cut(m.Payload, "|")
 			fence, _ := strconv.ParseInt(tok, 10, 64)
-			h.mu.Lock()
-			s := h.sessions[player]
-			h.mu.Unlock()
-			if s != nil && s.fence.Load() < fence { // only a newer claim takes over
+			if s := h.reg.session(player); s != nil && s.fence.Load() < fence { // only a newer claim takes over
 				s.takenOver()
 			}
 		}

@@ -167,7 +167,7 @@ func (s *Session) read() (*[]byte, error) {
 
 func (s *Session) cleanup() {
 	s.cancel()
-	s.hub.forget(s)
+	s.hub.reg.forget(s)
 	s.mu.Lock()
 	playing := s.playing
 	replaced := s.replaced

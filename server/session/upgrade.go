@@ -18,10 +18,7 @@ import (
 
 // ServeHTTP upgrades /ws requests to a session.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	closing := h.closing
-	h.mu.Unlock()
-	if closing {
+	if h.reg.isClosing() {
 		http.Error(w, "server shutting down", http.StatusServiceUnavailable)
 		return
 	}
@@ -45,20 +42,10 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// net/http's connection goroutine, its deep stack and the upgrade
 	// request are then freed, which keeps an idle player's footprint small.
 	s := newSession(h, conn, sb.w, ip)
-	h.mu.Lock()
-	if h.closing { // shutdown began during the upgrade: its Wait must not race an Add
-		h.mu.Unlock()
+	if !h.reg.open(s, s.run) { // shutdown began during the upgrade
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		s.cancel()
-		return
 	}
-	h.conns[s] = struct{}{}
-	h.wg.Add(1)
-	h.mu.Unlock()
-	go func() {
-		defer h.wg.Done()
-		s.run()
-	}()
 }
 
 // smallBuffers hands the WebSocket library smaller read and write buffers
