@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"keno/engine"
 	"keno/protocol"
 	"keno/server/auth"
@@ -259,5 +261,36 @@ func seamlessScenario(t *testing.T, opURL string, books func() ([]operator.Book,
 	c := ts.connect("sw-ann")
 	if _, err := c.Request(ctxT(t), &protocol.Request{Type: protocol.TDeposit, Amount: 100, Op: "x"}); errCode(err) != protocol.CodeForbidden {
 		t.Errorf("a player's deposit in seamless mode: %v", err)
+	}
+}
+
+// Seamless mode in Chromium: the page shows the operator's balance; a
+// ticket whose debit the operator's wallet fails is refused in the
+// player's words, nothing is debited, and the page goes back to the
+// builder with the picks kept; once the wallet answers, the same picks
+// make a ticket that is played, and the balance shown is the operator's.
+func TestBrowserSeamlessWallet(t *testing.T) {
+	ref := operator.NewReference(testOperatorKey, 1_000, operator.Faults{Errors: 1, Calls: []string{operator.PathDebit}})
+	op := httptest.NewServer(ref)
+	defer op.Close()
+	ts := startServer(t, nil, withOperator(op.URL, 300*time.Millisecond), func(c *Config) {
+		c.Session.ColorInterval, c.Session.NumberInterval = 150*time.Millisecond, 150*time.Millisecond
+	})
+	ctx := openPage(t, 768, 1024)
+	answerOffers(t, ctx)
+	signIn(t, ctx, ts, "wanda")
+	do(t, ctx, "the operator's balance is shown", until(`document.getElementById("balance").dataset.cents === "1000"`))
+	do(t, ctx, "a ticket whose debit the wallet fails", append(pick(5, 10, 15), click("#btn-review"),
+		chromedp.WaitVisible(chromedp.CSS("#summary")), click("#btn-confirm"),
+		until(`document.getElementById("message").textContent.includes("portefeuille de votre opérateur")`),
+		chromedp.WaitVisible(chromedp.CSS("#builder")))...)
+	if b := ref.Books(); len(b) != 1 || b[0].Balance != 1_000 || len(b[0].Rounds) != 0 {
+		t.Fatalf("a failed debit left the operator's book at %+v", b)
+	}
+	ref.SetFaults(operator.Faults{})
+	do(t, ctx, "the same picks again", click("#btn-review"), chromedp.WaitVisible(chromedp.CSS("#summary")), click("#btn-confirm"),
+		until(`document.getElementById("balance").dataset.cents === "900"`))
+	if b := ref.Books()[0]; b.Debited != 100 || len(b.Rounds) != 1 {
+		t.Fatalf("the operator's book after one ticket: %+v", b)
 	}
 }
