@@ -243,6 +243,18 @@ func (r *Report) text(w io.Writer) {
 		fmt.Fprintf(w, "%-16s %9d %9.2f %9.2f %9.2f %9.2f %9.2f\n", k, p.Count, p.P50, p.P90, p.P99, p.P999, p.Max)
 	}
 	fmt.Fprintf(w, "\nunexpected errors: %s\nexpected refusals (flooders, bad input): %s\n", fmtCodes(r.Errors), fmtCodes(r.Expected))
+	if steps := r.ServerAfter.StepsP99MS; len(steps) > 0 {
+		names := make([]string, 0, len(steps))
+		for n := range steps {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprint(w, "server's steps, p99 since it started:")
+		for _, n := range names {
+			fmt.Fprintf(w, " %s %.1f ms;", n, steps[n])
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "server's own view: p99 reveal lateness %.1f ms, p99 confirm→accept %.1f ms (the figures above add the network and the load tester's own scheduling)\n",
 		r.ServerAfter.RevealP99MS, r.ServerAfter.AcceptP99MS)
 	fmt.Fprintf(w, "admission: %d tickets refused busy by the server(s) (%d refusals seen by players, retried); limit of games in play at the end %v\n",
@@ -294,15 +306,20 @@ type ServerSample struct {
 	AcceptP99MS float64 `json:"confirm_accept_p99_ms,omitempty"`
 	reveal      map[float64]float64
 	accept      map[float64]float64
-	RSS         int64   `json:"rss_bytes"`
-	Heap        int64   `json:"heap_inuse_bytes"`
-	Stack       int64   `json:"stack_inuse_bytes"`
-	Goroutines  int64   `json:"goroutines"`
-	Sessions    int64   `json:"sessions"`
-	OpenFiles   int64   `json:"open_files_limit"`
-	Busy        int64   `json:"busy_refusals"` // tickets refused busy (admission control)
-	InPlay      int64   `json:"games_in_play"` // and the limit then (+Inf: none)
-	AdmitLimit  float64 `json:"-"`             // +Inf (no limit) has no JSON form: text report only
+	// StepsP99MS: p99 of each step the server times — a wallet operation
+	// ("bet", "settle", … : the bank's, the operator's call included) and
+	// each call to the operator's wallet ("operator debit", …).
+	StepsP99MS map[string]float64 `json:"steps_p99_ms,omitempty"`
+	steps      map[string]map[float64]float64
+	RSS        int64   `json:"rss_bytes"`
+	Heap       int64   `json:"heap_inuse_bytes"`
+	Stack      int64   `json:"stack_inuse_bytes"`
+	Goroutines int64   `json:"goroutines"`
+	Sessions   int64   `json:"sessions"`
+	OpenFiles  int64   `json:"open_files_limit"`
+	Busy       int64   `json:"busy_refusals"` // tickets refused busy (admission control)
+	InPlay     int64   `json:"games_in_play"` // and the limit then (+Inf: none)
+	AdmitLimit float64 `json:"-"`             // +Inf (no limit) has no JSON form: text report only
 }
 
 type serverWatch struct {
@@ -335,6 +352,16 @@ func (w *serverWatch) sample() ServerSample {
 				continue
 			}
 			v, _ := strconv.ParseFloat(val, 64)
+			if step, le, ok := stepBucket(name); ok {
+				if s.steps == nil {
+					s.steps = map[string]map[float64]float64{}
+				}
+				if s.steps[step] == nil {
+					s.steps[step] = map[float64]float64{}
+				}
+				s.steps[step][le] += v
+				continue
+			}
 			if h, le, ok := bucketOf(name); ok {
 				m := &s.reveal
 				if h == "keno_confirm_accept_seconds" {
@@ -370,7 +397,37 @@ func (w *serverWatch) sample() ServerSample {
 		resp.Body.Close()
 	}
 	s.RevealP99MS, s.AcceptP99MS = quantile(s.reveal, 0.99)*1000, quantile(s.accept, 0.99)*1000
+	for step, b := range s.steps {
+		if s.StepsP99MS == nil {
+			s.StepsP99MS = map[string]float64{}
+		}
+		s.StepsP99MS[step] = quantile(b, 0.99) * 1000
+	}
 	return s
+}
+
+// stepBucket reads a bucket line of the per-step histograms:
+// keno_redis_op_seconds{op} and keno_operator_call_seconds{call}.
+func stepBucket(line string) (step string, le float64, ok bool) {
+	for _, h := range [][2]string{{"keno_redis_op_seconds_bucket{", "op"}, {"keno_operator_call_seconds_bucket{", "call"}} {
+		rest, found := strings.CutPrefix(line, h[0])
+		if !found {
+			continue
+		}
+		labels := map[string]string{}
+		for _, kv := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		le, err := strconv.ParseFloat(labels["le"], 64)
+		step = labels[h[1]]
+		if h[1] == "call" {
+			step = "operator " + step
+		}
+		return step, le, err == nil && step != ""
+	}
+	return "", 0, false
 }
 
 // bucketOf reads a histogram bucket line of the two latency histograms.

@@ -167,7 +167,7 @@ func (o Outbox) Retry(ctx context.Context, c Call) error {
 	return err
 }
 
-var ackScript = redis.NewScript(prelude + `
+var ackScript = redis.NewScript(showBalanceLua + `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 show_balance(KEYS[2], ARGV[2], ARGV[6])
 if ARGV[3] == 'credit' then
@@ -192,7 +192,7 @@ func (o Outbox) Ack(ctx context.Context, c Call, balance, sentAt int64) error {
 	return err
 }
 
-var showScript = redis.NewScript(prelude + `show_balance(KEYS[1], ARGV[1], ARGV[2]) return 0`)
+var showScript = redis.NewScript(showBalanceLua + `show_balance(KEYS[1], ARGV[1], ARGV[2]) return 0`)
 
 // ShowBalance records the operator's balance, answered to a call sent at
 // sentAt (ms), as the one shown — unless a later call's answer is.

@@ -148,6 +148,8 @@ const MaxAmount = 100_000_000
 var (
 	//go:embed lua/prelude.lua
 	prelude string
+	//go:embed lua/show_balance.lua
+	showBalanceLua string // seamless mode's; the small outbox scripts take it alone
 	//go:embed lua/deposit.lua
 	depositLua string
 	//go:embed lua/withdraw.lua
@@ -163,7 +165,7 @@ var (
 
 	depositScript  = redis.NewScript(prelude + depositLua)
 	withdrawScript = redis.NewScript(prelude + withdrawLua)
-	betScript      = redis.NewScript(prelude + betLua)
+	betScript      = redis.NewScript(prelude + showBalanceLua + betLua)
 	chooseScript   = redis.NewScript(prelude + chooseLua)
 	settleScript   = redis.NewScript(prelude + settleLua)
 	limitsScript   = redis.NewScript(prelude + limitsLua)
