@@ -17,6 +17,7 @@ import (
 
 	"keno/server/app"
 	"keno/server/operator"
+	"keno/server/wallet"
 )
 
 // reconcile compares the journal of every seamless account with what the
@@ -50,7 +51,7 @@ func reconcile(args []string) error {
 	} else {
 		fmt.Printf("seamless players: %d; bets %d, settlements %d: %d credited and acknowledged, %d archived (not checked here)\n",
 			r.Players, r.Bets, r.Settlements, r.Credited, r.Unknown)
-		fmt.Printf("owed to the operator: %d calls (%d retried, %d failed 5 times or more)\n", len(r.Owed), r.Retried, r.Failures)
+		fmt.Printf("owed to the operator: %d calls (%d retried, %d failed %d times or more)\n", len(r.Owed), r.Tally.Retried, r.Tally.Failing, wallet.FailingTries)
 		for _, c := range r.Owed {
 			fmt.Printf("  %-8s %s player %s amount %d tries %d since %s %s\n", c.Kind, c.Tx, c.Player, c.Amount, c.Tries,
 				time.UnixMilli(c.Since).UTC().Format(time.RFC3339), c.Last)

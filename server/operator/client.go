@@ -87,9 +87,6 @@ func NewClient(url string, key []byte, currency string, timeout time.Duration) *
 	return &Client{url: strings.TrimRight(url, "/"), key: key, currency: currency, timeout: timeout, hc: &http.Client{Transport: t}}
 }
 
-// Currency is what debits and credits are in.
-func (c *Client) Currency() string { return c.currency }
-
 // Balance reads a player's balance at the operator.
 func (c *Client) Balance(ctx context.Context, player string) (int64, error) {
 	return c.call(ctx, PathBalance, BalanceCall{player})

@@ -51,7 +51,7 @@ var (
 // operator answers as the first time.
 func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
 	out := b.store.Outbox()
-	if _, err := out.Intend(ctx, player, t.ID, t.Total(), b.op.Currency(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
+	if err := out.Intend(ctx, player, t.ID, t.Total(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
 		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
 	} else if err != nil {
 		return 0, false, err
@@ -129,7 +129,7 @@ func (b *Bank) rollBack(ctx context.Context, player, ticket string) {
 // operator's; if the credit is not acknowledged yet, the last known one
 // plus the win (the outbox sends the credit until it is).
 func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error) {
-	st, c, err := b.store.SettleCrediting(ctx, player, fence, g, res, b.op.Currency())
+	st, c, err := b.store.SettleCrediting(ctx, player, fence, g, res)
 	if err != nil {
 		return st, err
 	}
@@ -222,7 +222,6 @@ func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
 		if err := b.store.Outbox().Ack(ctx, c, bal, sent); err != nil {
 			// Sent again later: the operator answers as the first time.
 			b.log.Warn().Err(err).Str("tx", c.Tx).Msg("record an acknowledged call")
-			return bal, true
 		}
 		return bal, true
 	}

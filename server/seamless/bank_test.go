@@ -196,7 +196,7 @@ func TestSeamlessDebitLeftInFlightByADeadServer(t *testing.T) {
 	f := newFixture(t, "cy", 300*time.Millisecond)
 	tk := f.ticket("cy", "t1", 1, 200)
 	// A server wrote the intent and sent the debit, then died before the bet.
-	if _, err := f.store.Outbox().Intend(ctx, "cy", tk.ID, 200, "EUR", time.Now().Add(300*time.Millisecond)); err != nil {
+	if err := f.store.Outbox().Intend(ctx, "cy", tk.ID, 200, time.Now().Add(300*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	client := operator.NewClient(httptestURL(t, f.ref), opKey, "EUR", time.Second)

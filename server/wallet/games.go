@@ -181,9 +181,9 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 // puts its credit in the player's outbox (seamless mode): the credit is
 // then sent until the operator acknowledges it. A second call settles
 // nothing and queues nothing.
-func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, res engine.Result, currency string) (Settlement, Call, error) {
-	c := Call{Kind: KindCredit, Player: player, Tx: "c-" + g.ID, Round: g.Ticket, Amount: res.Win, DebitTx: DebitTx(g.Ticket),
-		Game: g.ID, Currency: currency, Since: s.nowMS(), Due: s.nowMS()}
+func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, res engine.Result) (Settlement, Call, error) {
+	c := Call{Kind: KindCredit, Player: player, Tx: creditTx(g.ID), Round: g.Ticket, Amount: res.Win, DebitTx: DebitTx(g.Ticket),
+		Game: g.ID, Since: s.nowMS(), Due: s.nowMS()}
 	st, err := s.settle(ctx, player, fence, g.ID, res, &c)
 	return st, c, err
 }

@@ -46,23 +46,24 @@ const (
 
 // Call is an outbox entry: an operator call owed.
 type Call struct {
-	Kind     string `json:"kind"`
-	Player   string `json:"player"`
-	Tx       string `json:"tx"`
-	Round    string `json:"round"`
-	Amount   int64  `json:"amount,omitempty"`
-	DebitTx  string `json:"debit_tx,omitempty"`
-	Game     string `json:"game,omitempty"`
-	Currency string `json:"currency,omitempty"`
-	Since    int64  `json:"since"` // ms: written
-	Due      int64  `json:"due"`   // ms: not sent before (an in-flight debit: not rolled back before)
-	Tries    int    `json:"tries,omitempty"`
-	Last     string `json:"last,omitempty"` // the last failure
+	Kind    string `json:"kind"`
+	Player  string `json:"player"`
+	Tx      string `json:"tx"`
+	Round   string `json:"round"`
+	Amount  int64  `json:"amount,omitempty"`
+	DebitTx string `json:"debit_tx,omitempty"`
+	Game    string `json:"game,omitempty"`
+	Since   int64  `json:"since"` // ms: written
+	Due     int64  `json:"due"`   // ms: not sent before (an in-flight debit: not rolled back before)
+	Tries   int    `json:"tries,omitempty"`
+	Last    string `json:"last,omitempty"` // the last failure
 }
 
-// DebitTx is the operator transaction id of a ticket's debit; the
-// rollback's is "r-" + ticket, a game's credit's "c-" + game id.
-func DebitTx(ticket string) string { return "d-" + ticket }
+// The operator transaction ids (protocol/OPERATOR.md): a ticket's debit,
+// its rollback, a game's credit.
+func DebitTx(ticket string) string    { return "d-" + ticket }
+func rollbackTx(ticket string) string { return "r-" + ticket }
+func creditTx(game string) string     { return "c-" + game }
 
 func debitField(ticket string) string    { return "d:" + ticket }
 func rollbackField(ticket string) string { return "r:" + ticket }
@@ -91,21 +92,20 @@ return 1`)
 // due, any server may roll it back if its bet has not landed. A ticket
 // whose debit was rolled back already is refused (ErrRolledBack): its
 // transaction id is spent.
-func (o Outbox) Intend(ctx context.Context, player, ticket string, amount int64, currency string, due time.Time) (Call, error) {
+func (o Outbox) Intend(ctx context.Context, player, ticket string, amount int64, due time.Time) error {
 	if !ValidPlayer(player) {
-		return Call{}, ErrBadPlayer
+		return ErrBadPlayer
 	}
-	c := Call{Kind: KindDebit, Player: player, Tx: DebitTx(ticket), Round: ticket, Amount: amount, Currency: currency,
-		Since: o.s.nowMS(), Due: due.UnixMilli()}
+	c := Call{Kind: KindDebit, Player: player, Tx: DebitTx(ticket), Round: ticket, Amount: amount, Since: o.s.nowMS(), Due: due.UnixMilli()}
 	k := keysOf(player)
-	cmd, err := o.s.eval(ctx, intendScript, []string{k.outbox(), k.op("r-" + ticket)}, c.field(), rollbackField(ticket), c.encode())
+	cmd, err := o.s.eval(ctx, intendScript, []string{k.outbox(), k.op(rollbackTx(ticket))}, c.field(), rollbackField(ticket), c.encode())
 	if err != nil {
-		return c, err
+		return err
 	}
 	if n, err := cmd.Int(); err != nil || n == 0 {
-		return c, cmp.Or(err, error(ErrRolledBack))
+		return cmp.Or(err, error(ErrRolledBack))
 	}
-	return c, nil
+	return nil
 }
 
 // Drop forgets an in-flight debit the operator refused (it moved nothing).
@@ -126,7 +126,7 @@ return redis.call('HEXISTS', KEYS[1], ARGV[2])`)
 // none (the bet landed, or the rollback was acknowledged already).
 func (o Outbox) RollBack(ctx context.Context, player, ticket string) (Call, bool, error) {
 	now := o.s.nowMS()
-	c := Call{Kind: KindRollback, Player: player, Tx: "r-" + ticket, Round: ticket, DebitTx: DebitTx(ticket), Since: now, Due: now}
+	c := Call{Kind: KindRollback, Player: player, Tx: rollbackTx(ticket), Round: ticket, DebitTx: DebitTx(ticket), Since: now, Due: now}
 	cmd, err := o.s.eval(ctx, rollbackScript, []string{keysOf(player).outbox()}, debitField(ticket), c.field(), c.encode())
 	if err != nil {
 		return Call{}, false, err
@@ -212,11 +212,34 @@ func (o Outbox) Backlog(ctx context.Context) ([]Call, error) {
 	return out, err
 }
 
-// RolledBack reports whether the rollback of a ticket's debit was
-// acknowledged (kept as long as the history: a ticket id is not reused).
-func (o Outbox) RolledBack(ctx context.Context, player, ticket string) (bool, error) {
-	n, err := o.s.rdb.Exists(ctx, keysOf(player).op("r-"+ticket)).Result()
-	return n > 0, err
+// FailingTries: an owed call that failed this many times is failing —
+// someone should look at the operator's wallet.
+const FailingTries = 5
+
+// OwedTally sums calls owed: how many, of which kind, how many failed
+// before, how many are failing, and the oldest's age.
+type OwedTally struct {
+	Owed     int            `json:"owed"`
+	ByKind   map[string]int `json:"by_kind"`
+	Retried  int            `json:"retried"` // failed at least once
+	Failing  int            `json:"failing"` // failed FailingTries times or more
+	OldestMS int64          `json:"oldest_ms,omitempty"`
+}
+
+// Tally sums calls as of now.
+func Tally(calls []Call, now time.Time) OwedTally {
+	t := OwedTally{Owed: len(calls), ByKind: map[string]int{}}
+	for _, c := range calls {
+		t.ByKind[c.Kind]++
+		if c.Tries > 0 {
+			t.Retried++
+		}
+		if c.Tries >= FailingTries {
+			t.Failing++
+		}
+		t.OldestMS = max(t.OldestMS, now.UnixMilli()-c.Since)
+	}
+	return t
 }
 
 // ErrRolledBack refuses a bet whose debit was rolled back meanwhile.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -14,16 +15,15 @@ import (
 // debit's acknowledgement, and only while the debit is in flight), every
 // settlement was credited with its win, and what is still owed is listed.
 type Reconciliation struct {
-	Players     int      `json:"players"`
-	Bets        int      `json:"bets"`
-	Settlements int      `json:"settlements"`
-	Credited    int      `json:"credited"` // settlements whose credit the operator acknowledged
-	Unknown     int      `json:"unknown"`  // settlements whose game left Redis (archived): not checked here
-	Owed        []Call   `json:"owed"`     // calls still owed (in flight, to roll back, to credit)
-	Retried     int      `json:"retried"`  // of those, failed at least once
-	Problems    []string `json:"problems"` // what does not reconcile
-	Clean       bool     `json:"clean"`    // no problem and nothing owed
-	Failures    int      `json:"failures"` // owed calls that failed 5 times or more
+	Players     int       `json:"players"`
+	Bets        int       `json:"bets"`
+	Settlements int       `json:"settlements"`
+	Credited    int       `json:"credited"` // settlements whose credit the operator acknowledged
+	Unknown     int       `json:"unknown"`  // settlements whose game left Redis (archived): not checked here
+	Owed        []Call    `json:"owed"`     // calls still owed (in flight, to roll back, to credit)
+	Tally       OwedTally `json:"tally"`    // those, summed
+	Problems    []string  `json:"problems"` // what does not reconcile
+	Clean       bool      `json:"clean"`    // no problem and nothing owed
 	// Accounts: each player's journal in sums, to hold against the
 	// operator's own books: it must have debited Staked and credited Won.
 	Accounts map[string]JournalSums `json:"accounts"`
@@ -58,14 +58,11 @@ func (s *Store) Reconcile(ctx context.Context) (Reconciliation, error) {
 			return r, fmt.Errorf("player %s: %w", p, err)
 		}
 	}
-	for _, c := range r.Owed {
-		if c.Tries > 0 {
-			r.Retried++
-		}
-		if c.Tries >= 5 {
-			r.Failures++
-		}
+	for _, j := range r.Accounts {
+		r.Bets += j.Bets
+		r.Settlements += j.Settlements
 	}
+	r.Tally = Tally(r.Owed, time.Now())
 	r.Players = len(players)
 	r.Clean = len(r.Problems) == 0 && len(r.Owed) == 0
 	return r, nil
@@ -104,12 +101,10 @@ func (s *Store) reconcilePlayer(ctx context.Context, player string, r *Reconcili
 		}
 		switch b.Kind {
 		case "bet":
-			r.Bets++
 			sums.Bets++
 			sums.Staked += b.Body.Total
-			checks = append(checks, check{b.Body.Ticket, 0, pipe.Exists(ctx, k.op("r-"+b.Body.Ticket))})
+			checks = append(checks, check{b.Body.Ticket, 0, pipe.Exists(ctx, k.op(rollbackTx(b.Body.Ticket)))})
 		case "settle":
-			r.Settlements++
 			sums.Settlements++
 			sums.Won += b.Body.Win
 			checks = append(checks, check{b.Body.Game, b.Body.Win, pipe.HMGet(ctx, k.game(b.Body.Game), "status", "credited")})
