@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"keno/server/app"
 	"keno/server/operator"
 	"keno/server/wallet"
 )
@@ -23,9 +22,6 @@ import (
 // reconcile compares the journal of every seamless account with what the
 // operator acknowledged, and lists the calls still owed.
 func reconcile(args []string) error {
-	if os.Getenv("MODE") == "" {
-		args = append([]string{"-mode", "dev"}, args...) // it only reads
-	}
 	asJSON := false
 	for i, a := range args {
 		if a == "-json" || a == "--json" {
@@ -33,7 +29,7 @@ func reconcile(args []string) error {
 			break
 		}
 	}
-	cfg, err := app.ParseConfig(args)
+	cfg, err := toolConfig(args)
 	if err != nil {
 		return err
 	}

@@ -85,11 +85,6 @@ func opsHint(cfg app.Config) string {
 // journal (wallet.Store.Verify) and checks the books; it exits non-zero
 // on any damage.
 func verify(args []string) error {
-	if os.Getenv("MODE") == "" {
-		// verify only reads: without MODE it checks with the dev seal key
-		// unless KENO_SEAL_KEY (or -seal-key) names the real one.
-		args = append([]string{"-mode", "dev"}, args...)
-	}
 	var export string
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "-export" || args[i] == "--export" {
@@ -98,7 +93,7 @@ func verify(args []string) error {
 			break
 		}
 	}
-	cfg, err := app.ParseConfig(args)
+	cfg, err := toolConfig(args)
 	if err != nil {
 		return err
 	}
@@ -139,6 +134,16 @@ func verify(args []string) error {
 		return fmt.Errorf("verification failed")
 	}
 	return nil
+}
+
+// toolConfig reads an audit subcommand's configuration. The audits only
+// read: without MODE they use the dev keys unless KENO_SEAL_KEY (or
+// -seal-key) names the real one.
+func toolConfig(args []string) (app.Config, error) {
+	if os.Getenv("MODE") == "" {
+		args = append([]string{"-mode", "dev"}, args...)
+	}
+	return app.ParseConfig(args)
 }
 
 // toolStore opens the wallet of REDIS_URL for an audit subcommand; done
