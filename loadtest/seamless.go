@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -88,22 +88,6 @@ func (o *operatorSetup) serverArgs() []string {
 	return []string{"-wallet", "seamless", "-operator-url", o.url, "-operator-key", operatorKey, "-operator-timeout", "1s", "-grace", "10s"}
 }
 
-// books reads every player's book at the reference wallet.
-func (o *operatorSetup) books() (operator.RefBooks, error) {
-	var out operator.RefBooks
-	body := []byte("{}")
-	req, _ := http.NewRequest(http.MethodPost, o.url+"/ref/books", bytes.NewReader(body))
-	ts := time.Now().UnixMilli()
-	req.Header.Set(operator.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(operator.HeaderSignature, operator.Sign([]byte(operatorKey), ts, body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return out, err
-	}
-	defer resp.Body.Close()
-	return out, json.NewDecoder(resp.Body).Decode(&out)
-}
-
 // SeamlessCheck is the end-of-run comparison of the operator's books with
 // the game's sealed journal.
 type SeamlessCheck struct {
@@ -145,7 +129,7 @@ func (o *operatorSetup) check(c *config, serverBin, redisAddr string) *SeamlessC
 	for _, p := range r.Problems[:min(len(r.Problems), 10)] {
 		sc.Disagreements = append(sc.Disagreements, "reconcile: "+p)
 	}
-	b, err := o.books()
+	b, err := operator.FetchBooks(context.Background(), o.url, []byte(operatorKey))
 	if err != nil {
 		sc.Disagreements = append(sc.Disagreements, "operator books: "+err.Error())
 		return sc
@@ -158,11 +142,11 @@ func (o *operatorSetup) check(c *config, serverBin, redisAddr string) *SeamlessC
 		sc.Credited += bk.Credited
 		sc.Rollbacks += bk.Rollbacks
 		seen[bk.Player] = true
-		if bk.Balance != bk.Deposits-bk.Debited+bk.Credited {
+		if !bk.Holds() {
 			sc.BooksBroken = append(sc.BooksBroken, fmt.Sprintf("%s: %+v", bk.Player, bk))
 		}
 		j := r.Accounts[bk.Player]
-		if bk.Debited != j.Staked || len(bk.Rounds) != j.Bets || bk.Credited != j.Won || len(bk.Credits) != j.Settlements {
+		if !bk.Agrees(j.Staked, j.Bets, j.Won, j.Settlements) {
 			sc.Disagreements = append(sc.Disagreements, fmt.Sprintf("%s: operator debited %d in %d rounds and credited %d in %d credits; the journal has %d staked in %d bets and %d won in %d settlements",
 				bk.Player, bk.Debited, len(bk.Rounds), bk.Credited, len(bk.Credits), j.Staked, j.Bets, j.Won, j.Settlements))
 		}

@@ -180,7 +180,7 @@ func seamlessScenario(t *testing.T, opURL string, books func() ([]operator.Book,
 	debited, credited := map[string]int64{}, map[string]int64{}
 	ctx := context.Background()
 	for _, b := range bks {
-		if b.Balance != b.Deposits-b.Debited+b.Credited {
+		if !b.Holds() {
 			t.Errorf("%s: the operator's books do not hold: %+v", b.Player, b)
 		}
 		for tx, v := range b.Rounds {

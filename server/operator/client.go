@@ -132,10 +132,8 @@ func (c *Client) call(ctx context.Context, path string, body any) (balance int64
 	if err != nil {
 		return 0, err
 	}
-	ts := time.Now().UnixMilli()
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(HeaderTimestamp, fmt.Sprint(ts))
-	req.Header.Set(HeaderSignature, Sign(c.key, ts, b))
+	SignRequest(req, c.key, b)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %v", ErrUnanswered, path, err)

@@ -94,7 +94,7 @@ func TestClientTellsRefusedFromUnanswered(t *testing.T) {
 		t.Fatalf("an unsigned call: %v %v", resp.StatusCode, err)
 	}
 	b := ref.Books()[0]
-	if b.Balance != 1_000 || b.Balance != b.Deposits-b.Debited+b.Credited || b.Rollbacks != 1 {
+	if b.Balance != 1_000 || !b.Holds() || b.Rollbacks != 1 {
 		t.Fatalf("book: %+v", b)
 	}
 }

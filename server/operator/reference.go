@@ -1,8 +1,11 @@
 package operator
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -125,6 +128,38 @@ func copyMap(m map[string]int64) map[string]int64 {
 type RefBooks struct {
 	Books  []Book         `json:"books"`
 	Faults map[string]int `json:"faults"`
+}
+
+// FetchBooks asks a reference wallet at url (another process) for its
+// books, signed with key.
+func FetchBooks(ctx context.Context, url string, key []byte) (RefBooks, error) {
+	var out RefBooks
+	body := []byte("{}")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/ref/books", bytes.NewReader(body))
+	if err != nil {
+		return out, err
+	}
+	SignRequest(req, key, body)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return out, fmt.Errorf("reference wallet books: %s", resp.Status)
+	}
+	return out, json.NewDecoder(resp.Body).Decode(&out)
+}
+
+// Holds reports whether the book adds up: balance = deposits − debits
+// standing + credits.
+func (b Book) Holds() bool { return b.Balance == b.Deposits-b.Debited+b.Credited }
+
+// Agrees reports whether the book shows exactly a journal's bets and
+// settlements: debited the staked total in one debit per bet, credited
+// the won total in one credit per settled game.
+func (b Book) Agrees(staked int64, bets int, won int64, settlements int) bool {
+	return b.Debited == staked && len(b.Rounds) == bets && b.Credited == won && len(b.Credits) == settlements
 }
 
 // Faulted returns how many faults of each kind were injected.

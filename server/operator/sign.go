@@ -31,6 +31,13 @@ func Sign(key []byte, ts int64, body []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// SignRequest sets the headers that sign req, whose body is body, now.
+func SignRequest(req *http.Request, key, body []byte) {
+	ts := time.Now().UnixMilli()
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, Sign(key, ts, body))
+}
+
 // Verify checks a received call's headers against its body: the reason it
 // fails, or "" when it is signed by key within MaxSkew of now.
 func Verify(key []byte, h http.Header, body []byte, now time.Time) string {

@@ -75,7 +75,7 @@ func (f *fixture) ticket(player, id string, n int, stake int64) wallet.Ticket {
 func (f *fixture) book(player string) operator.Book {
 	for _, b := range f.ref.Books() {
 		if b.Player == player {
-			if b.Balance != b.Deposits-b.Debited+b.Credited {
+			if !b.Holds() {
 				f.t.Fatalf("the operator's book does not hold: %+v", b)
 			}
 			return b
