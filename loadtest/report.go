@@ -304,13 +304,13 @@ type ServerSample struct {
 	// late it sent the timed messages, and how long confirms took inside it.
 	RevealP99MS float64 `json:"reveal_lateness_p99_ms,omitempty"`
 	AcceptP99MS float64 `json:"confirm_accept_p99_ms,omitempty"`
-	reveal      map[float64]float64
-	accept      map[float64]float64
 	// StepsP99MS: p99 of each step the server times — a wallet operation
 	// ("bet", "settle", … : the bank's, the operator's call included) and
 	// each call to the operator's wallet ("operator debit", …).
 	StepsP99MS map[string]float64 `json:"steps_p99_ms,omitempty"`
-	steps      map[string]map[float64]float64
+	// hists: the buckets (upper bound → count) of each histogram read,
+	// summed over the servers, by histKey.
+	hists      map[string]map[float64]float64
 	RSS        int64   `json:"rss_bytes"`
 	Heap       int64   `json:"heap_inuse_bytes"`
 	Stack      int64   `json:"stack_inuse_bytes"`
@@ -352,25 +352,14 @@ func (w *serverWatch) sample() ServerSample {
 				continue
 			}
 			v, _ := strconv.ParseFloat(val, 64)
-			if step, le, ok := stepBucket(name); ok {
-				if s.steps == nil {
-					s.steps = map[string]map[float64]float64{}
+			if key, le, ok := bucketLine(name); ok {
+				if s.hists == nil {
+					s.hists = map[string]map[float64]float64{}
 				}
-				if s.steps[step] == nil {
-					s.steps[step] = map[float64]float64{}
+				if s.hists[key] == nil {
+					s.hists[key] = map[float64]float64{}
 				}
-				s.steps[step][le] += v
-				continue
-			}
-			if h, le, ok := bucketOf(name); ok {
-				m := &s.reveal
-				if h == "keno_confirm_accept_seconds" {
-					m = &s.accept
-				}
-				if *m == nil {
-					*m = map[float64]float64{}
-				}
-				(*m)[le] += v
+				s.hists[key][le] += v
 				continue
 			}
 			switch name {
@@ -396,49 +385,56 @@ func (w *serverWatch) sample() ServerSample {
 		}
 		resp.Body.Close()
 	}
-	s.RevealP99MS, s.AcceptP99MS = quantile(s.reveal, 0.99)*1000, quantile(s.accept, 0.99)*1000
-	for step, b := range s.steps {
-		if s.StepsP99MS == nil {
-			s.StepsP99MS = map[string]float64{}
+	for key, b := range s.hists {
+		p99 := quantile(b, 0.99) * 1000
+		switch key {
+		case revealKey:
+			s.RevealP99MS = p99
+		case acceptKey:
+			s.AcceptP99MS = p99
+		default:
+			if s.StepsP99MS == nil {
+				s.StepsP99MS = map[string]float64{}
+			}
+			s.StepsP99MS[key] = p99
 		}
-		s.StepsP99MS[step] = quantile(b, 0.99) * 1000
 	}
 	return s
 }
 
-// stepBucket reads a bucket line of the per-step histograms:
-// keno_redis_op_seconds{op} and keno_operator_call_seconds{call}.
-func stepBucket(line string) (step string, le float64, ok bool) {
-	for _, h := range [][2]string{{"keno_redis_op_seconds_bucket{", "op"}, {"keno_operator_call_seconds_bucket{", "call"}} {
-		rest, found := strings.CutPrefix(line, h[0])
-		if !found {
-			continue
-		}
-		labels := map[string]string{}
-		for _, kv := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				labels[k] = strings.Trim(v, `"`)
-			}
-		}
-		le, err := strconv.ParseFloat(labels["le"], 64)
-		step = labels[h[1]]
-		if h[1] == "call" {
-			step = "operator " + step
-		}
-		return step, le, err == nil && step != ""
-	}
-	return "", 0, false
-}
+// The histograms read from /metrics, by key: the two latencies, and a
+// step for each label value of the per-step ones.
+const (
+	revealKey = "reveal lateness"
+	acceptKey = "confirm accept"
+)
 
-// bucketOf reads a histogram bucket line of the two latency histograms.
-func bucketOf(name string) (hist string, le float64, ok bool) {
-	for _, h := range []string{"keno_reveal_lateness_seconds", "keno_confirm_accept_seconds"} {
-		if rest, found := strings.CutPrefix(name, h+`_bucket{le="`); found {
-			v, err := strconv.ParseFloat(strings.TrimSuffix(rest, `"}`), 64)
-			return h, v, err == nil
+// bucketLine reads a bucket line of the histograms the report uses: its
+// key (see above; a wallet operation's op, "operator " + a call) and upper
+// bound.
+func bucketLine(line string) (key string, le float64, ok bool) {
+	name, rest, found := strings.Cut(line, "_bucket{")
+	if !found {
+		return "", 0, false
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			labels[k] = strings.Trim(v, `"`)
 		}
 	}
-	return "", 0, false
+	switch name {
+	case "keno_reveal_lateness_seconds":
+		key = revealKey
+	case "keno_confirm_accept_seconds":
+		key = acceptKey
+	case "keno_redis_op_seconds":
+		key = labels["op"]
+	case "keno_operator_call_seconds":
+		key = "operator " + labels["call"]
+	}
+	le, err := strconv.ParseFloat(labels["le"], 64)
+	return key, le, err == nil && key != "" && key != "operator "
 }
 
 // quantile of a cumulative histogram (upper bound → count), interpolated
