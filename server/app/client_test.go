@@ -586,13 +586,7 @@ func TestBrowserBusyRetries(t *testing.T) {
 	do(t, ctx, "watch the messages", chromedp.Evaluate[chromedp.Void](`window.said = [];
 new MutationObserver(() => said.push(document.getElementById("message").textContent)).observe(document.getElementById("message"), {childList: true, subtree: true});`))
 	occupier := ts.player("occupier", 1_000)
-	sum, err := occupier.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3, 4, 5)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := occupier.Request(ctxT(t), &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}); err != nil {
-		t.Fatal(err)
-	}
+	confirm(t, occupier, grid(100, 1, 2, 3, 4, 5))
 	do(t, ctx, "ask for a ticket while the server is full", append(pick(5, 10, 15), click("#btn-review"),
 		until(`said.some((m) => m.includes("Beaucoup de joueurs") && m.includes("rien n'a été débité"))`))...)
 	if bal := ts.balance("patient"); bal != 1_000 {
@@ -639,13 +633,7 @@ func TestBrowserOpsConsole(t *testing.T) {
 
 	// A game in play when maintenance starts.
 	busy := ts.player("console-busy", 5_000)
-	sum, err := busy.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3, 4, 5, 6)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := busy.Request(ctxT(t), &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}); err != nil {
-		t.Fatal(err)
-	}
+	confirm(t, busy, grid(100, 1, 2, 3, 4, 5, 6))
 	do(t, ctx, "start maintenance", click("#maint-on"), until(`document.getElementById("maint-state").textContent.startsWith("MAINTENANCE")`))
 	_, err = known.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 7, 8, 9)}})
 	if errCode(err) != "maintenance" {

@@ -39,13 +39,7 @@ func TestMaintenanceAndBroadcast(t *testing.T) {
 	other := startServer(t, ts.redis)
 	playing := ts.player("mid-game", 5_000)
 	waiting := other.player("elsewhere", 5_000)
-	sum, err := playing.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 1, 2, 3, 4, 5)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := playing.Request(ctxT(t), &protocol.Request{Type: protocol.TConfirm, Ticket: sum.Ticket}); err != nil {
-		t.Fatal(err)
-	}
+	confirm(t, playing, grid(100, 1, 2, 3, 4, 5))
 	if code, body := opsDo(t, ts, "POST", "/api/ops/maintenance", `{"message":"Maintenance until 14:00."}`); code != 200 {
 		t.Fatalf("maintenance on: %d %s", code, body)
 	}
@@ -53,7 +47,7 @@ func TestMaintenanceAndBroadcast(t *testing.T) {
 	for other.app.Hub.Maintenance() == "" && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	_, err = waiting.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 7, 8, 9)}})
+	_, err := waiting.Request(ctxT(t), &protocol.Request{Type: protocol.TTicket, Grids: []protocol.Grid{grid(100, 7, 8, 9)}})
 	if errCode(err) != "maintenance" || !strings.Contains(err.Error(), "Maintenance until 14:00.") {
 		t.Fatalf("a ticket during maintenance: %v", err)
 	}
