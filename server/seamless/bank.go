@@ -35,6 +35,10 @@ func New(store *wallet.Store, op *operator.Client, inFlight time.Duration, log z
 	return &Bank{store: store, op: op, log: log, InFlight: inFlight}
 }
 
+// LiveInFlight: how much longer than its time a debit in flight is left
+// to the session that plays its player (Owed).
+const LiveInFlight = 10 * time.Minute
+
 // Errors told to the player (through wallet.Error's codes).
 var (
 	// ErrUnavailable: the debit's answer was lost; it is rolled back and
@@ -43,18 +47,38 @@ var (
 	ErrUnavailable = &wallet.Error{Code: wallet.CodeWalletUnavailable}
 )
 
+// Prepare writes a ticket's debit intent while its summary is shown, so
+// that the confirmation sends the debit at once: a durable write less on
+// the way to the bet. No server rolls it back before until + InFlight, so
+// a debit sent before until has all of InFlight to be answered and its bet
+// to land. An intent whose ticket is never confirmed is forgotten
+// (Forget), or, should its server die first, rolled back by the sweep (a
+// rollback of a debit never sent: the contract answers it, and moves
+// nothing).
+func (b *Bank) Prepare(ctx context.Context, player, ticket string, total int64, until time.Time) error {
+	return b.store.Outbox().Intend(ctx, player, ticket, total, until.Add(b.InFlight))
+}
+
+// Forget drops the intent of a ticket whose debit was never sent.
+func (b *Bank) Forget(ctx context.Context, player, ticket string) error {
+	return b.store.Outbox().Drop(ctx, player, ticket)
+}
+
 // PlaceBet debits the ticket at the operator and records the bet: the
-// debit's intent is written first, then the debit is sent, then the bet
-// takes the intent out (bet.lua). A refused bet's debit is rolled back; a
-// debit whose answer is lost too. A ticket dealt again (wallet.FairMoved)
-// keeps its debit: the retry sends the same transaction, which the
-// operator answers as the first time.
+// debit's intent is written first (unless Prepare wrote it and t.Intended
+// has not passed), then the debit is sent, then the bet takes the intent
+// out (bet.lua). A refused bet's debit is rolled back; a debit whose
+// answer is lost too. A ticket dealt again (wallet.FairMoved) keeps its
+// debit: the retry sends the same transaction, which the operator answers
+// as the first time.
 func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
 	out := b.store.Outbox()
-	if err := out.Intend(ctx, player, t.ID, t.Total(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
-		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
-	} else if err != nil {
-		return 0, false, err
+	if !time.Now().Before(t.Intended) {
+		if err := out.Intend(ctx, player, t.ID, t.Total(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
+			return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
+		} else if err != nil {
+			return 0, false, err
+		}
 	}
 	sent := time.Now().UnixMilli()
 	bal, err := b.op.Debit(ctx, operator.DebitCall{Player: player, Tx: wallet.DebitTx(t.ID), Round: t.ID, Amount: t.Total()})
@@ -141,7 +165,7 @@ func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameR
 		st.Pending = true
 	} else {
 		// Settled before: its credit is acknowledged, or still owed.
-		owed, err := b.Owed(ctx, player)
+		owed, err := b.Owed(ctx, player, true) // its caller plays the player
 		if err != nil {
 			return st, err
 		}
@@ -174,8 +198,12 @@ func (b *Bank) Balance(ctx context.Context, player string) (int64, bool) {
 
 // Owed sends every call of the player's outbox that is due — rolling back
 // debits left in flight past their time — and returns how many are still
-// owed (not due yet, or failed again).
-func (b *Bank) Owed(ctx context.Context, player string) (int, error) {
+// owed (not due yet, or failed again). While a session plays the player
+// (live), its debits in flight are its own to play or roll back — one may
+// be a ticket whose summary is still on screen (Prepare) — and are rolled
+// back only once LiveInFlight past their time: the orphans of a server
+// that died while its player came back elsewhere.
+func (b *Bank) Owed(ctx context.Context, player string, live bool) (int, error) {
 	calls, err := b.store.Outbox().Pending(ctx, player)
 	if err != nil {
 		return 0, err
@@ -183,7 +211,11 @@ func (b *Bank) Owed(ctx context.Context, player string) (int, error) {
 	now := time.Now().UnixMilli()
 	owed := 0
 	for _, c := range calls {
-		if c.Due > now {
+		due := c.Due
+		if live && c.Kind == wallet.KindDebit {
+			due += LiveInFlight.Milliseconds()
+		}
+		if due > now {
 			owed++
 			continue
 		}

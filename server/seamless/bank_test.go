@@ -97,7 +97,7 @@ func (f *fixture) owed(player string) []wallet.Call {
 func (f *fixture) drain(player string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		n, err := f.bank.Owed(context.Background(), player)
+		n, err := f.bank.Owed(context.Background(), player, false)
 		if err == nil && n == 0 {
 			return
 		}
@@ -203,7 +203,7 @@ func TestSeamlessDebitLeftInFlightByADeadServer(t *testing.T) {
 	if _, err := client.Debit(ctx, operator.DebitCall{Player: "cy", Tx: wallet.DebitTx("t1"), Round: "t1", Amount: 200}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.bank.Owed(ctx, "cy"); err != nil || n != 1 {
+	if n, err := f.bank.Owed(ctx, "cy", false); err != nil || n != 1 {
 		t.Fatalf("before its time the debit stays in flight: owed %d %v", n, err)
 	}
 	if f.book("cy").Balance != fund-200 {
@@ -277,4 +277,67 @@ func httptestURL(t *testing.T, ref *operator.Reference) string {
 	srv := httptest.NewServer(ref)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// A ticket's debit intent written while its summary is shown (Prepare):
+// the confirmation sends the debit without writing it again; a ticket
+// given up is forgotten without a call; one whose server died is rolled
+// back by the sweep, and can then never be played.
+func TestSeamlessPreparedIntent(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "fay", 300*time.Millisecond)
+	until := time.Now().Add(time.Minute)
+	tk := f.ticket("fay", "t1", 1, 200)
+	if err := f.bank.Prepare(ctx, "fay", tk.ID, 200, until); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.owed("fay"); len(c) != 1 || c[0].Kind != wallet.KindDebit || c[0].Due < until.Add(300*time.Millisecond).UnixMilli() {
+		t.Fatalf("prepared intent: %+v, want one debit in flight past %v", c, until)
+	}
+	if n, err := f.bank.Owed(ctx, "fay", false); err != nil || n != 1 {
+		t.Fatalf("a sweep before its time leaves the intent: owed %d %v", n, err)
+	}
+	tk.Intended = until
+	if _, _, err := f.bank.PlaceBet(ctx, "fay", f.fence, tk); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.owed("fay"); len(c) != 0 {
+		t.Fatalf("after the bet: %+v owed", c)
+	}
+	if b := f.book("fay"); b.Debited != 200 || b.Balance != fund-200 {
+		t.Fatalf("debited %+v, want 2 € once", b)
+	}
+
+	// Given up: forgotten, nothing sent.
+	if err := f.bank.Prepare(ctx, "fay", "t2", 100, until); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.bank.Forget(ctx, "fay", "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.owed("fay"); len(c) != 0 {
+		t.Fatalf("forgotten intent still owed: %+v", c)
+	}
+
+	// Past its time, it is left to the session while one plays the player
+	// (its summary may still be on screen); once none does (its server
+	// died on the summary), it is rolled back.
+	t3 := f.ticket("fay", "t3", 1, 100)
+	if err := f.bank.Prepare(ctx, "fay", t3.ID, 100, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if n, err := f.bank.Owed(ctx, "fay", true); err != nil || n != 1 {
+		t.Fatalf("a live player's intent past its time: owed %d %v, want left in flight", n, err)
+	}
+	f.drain("fay")
+	if _, _, err := f.bank.PlaceBet(ctx, "fay", f.fence, t3); !errors.Is(err, wallet.ErrSpent) {
+		t.Fatalf("a ticket whose prepared debit was rolled back: %v", err)
+	}
+	if b := f.book("fay"); b.Debited != 200 || b.Balance != fund-200 || b.Rollbacks != 0 {
+		t.Fatalf("after the rollback of a debit never sent: %+v", b)
+	}
+	if r, err := f.store.Reconcile(ctx); err != nil || !r.Clean {
+		t.Fatalf("reconcile: %+v %v", r, err)
+	}
 }

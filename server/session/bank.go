@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"keno/engine"
 	"keno/server/wallet"
@@ -11,6 +12,12 @@ import (
 // the operator's wallet with Redis keeping the record (WALLET=seamless,
 // package seamless).
 type Bank interface {
+	// Prepare readies a ticket's payment while its summary is shown
+	// (seamless: the debit's intent), so that a confirmation before until
+	// goes straight to the debit; Forget undoes it for a ticket that will
+	// not be confirmed.
+	Prepare(ctx context.Context, player, ticket string, total int64, until time.Time) error
+	Forget(ctx context.Context, player, ticket string) error
 	// PlaceBet takes a ticket's stake and records its games, or refuses it
 	// whole (wallet.Store.PlaceBet's contract).
 	PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (balance int64, dup bool, err error)
@@ -20,8 +27,9 @@ type Bank interface {
 	// is not Redis (false: Redis's, or unknown now).
 	Balance(ctx context.Context, player string) (int64, bool)
 	// Owed makes the calls the player's money still owes (seamless mode)
-	// and returns how many are still owed.
-	Owed(ctx context.Context, player string) (int, error)
+	// and returns how many are still owed; live: a session plays the
+	// player now (its debits in flight are left to it).
+	Owed(ctx context.Context, player string, live bool) (int, error)
 }
 
 // redisBank is the Redis wallet as a Bank.
@@ -35,5 +43,7 @@ func (b redisBank) Settle(ctx context.Context, player, fence string, g *wallet.G
 	return b.store.Settle(ctx, player, fence, g.ID, res)
 }
 
-func (redisBank) Balance(context.Context, string) (int64, bool) { return 0, false }
-func (redisBank) Owed(context.Context, string) (int, error)     { return 0, nil }
+func (redisBank) Prepare(context.Context, string, string, int64, time.Time) error { return nil }
+func (redisBank) Forget(context.Context, string, string) error                    { return nil }
+func (redisBank) Balance(context.Context, string) (int64, bool)                   { return 0, false }
+func (redisBank) Owed(context.Context, string, bool) (int, error)                 { return 0, nil }

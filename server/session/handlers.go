@@ -75,18 +75,27 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		t.ids[i] = gameID(t.id, i)
 	}
 	var (
-		wg               sync.WaitGroup
-		st               wallet.StakeStanding
-		standErr, idxErr error
+		wg                        sync.WaitGroup
+		st                        wallet.StakeStanding
+		standErr, idxErr, prepErr error
 	)
+	// The recovery entries fall due after the grace period; the payment
+	// prepared holds as long, so that a player who confirms within it is
+	// never told the intent lapsed.
+	due := time.Now().Add(s.hub.cfg.Grace)
 	s.hub.warm.Join(&wg, func() { st, standErr = s.hub.store.StakeStanding(ctx, s.player) })
 	s.hub.warm.Join(&wg, func() {
 		idxErr = retryTransient(ctx, func() error {
-			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, time.Now().Add(s.hub.cfg.Grace))
+			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, due)
 		})
 	})
+	s.hub.warm.Join(&wg, func() {
+		if prepErr = s.hub.bank.Prepare(ctx, s.player, t.id, total, due); prepErr == nil {
+			t.intended = due
+		}
+	})
 	wg.Wait()
-	if err := errors.Join(standErr, idxErr); err != nil {
+	if err := errors.Join(standErr, idxErr, prepErr); err != nil {
 		s.abandon(t)
 		return err
 	}
@@ -136,8 +145,9 @@ func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
 	return f.Public(), nil
 }
 
-// abandon removes the recovery entries of a ticket that will not be
-// confirmed — unless a confirmation went unanswered, which may have landed.
+// abandon forgets a ticket that will not be confirmed — its prepared
+// payment, then its recovery entries — unless a confirmation went
+// unanswered, which may have landed.
 func (s *Session) abandon(t *pendingTicket) {
 	if t.unsure {
 		return
@@ -148,6 +158,11 @@ func (s *Session) abandon(t *pendingTicket) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if err := s.hub.bank.Forget(ctx, s.player, t.id); err != nil {
+		// Its entries stay: they are what leads the sweep to undo it.
+		s.log().Warn().Err(err).Msg("forget an unconfirmed ticket's payment (the sweep undoes it)")
+		return
+	}
 	if err := s.hub.store.Recovery().Abandon(ctx, games...); err != nil {
 		s.log().Warn().Err(err).Msg("drop an unconfirmed ticket from the recovery index (the sweep will)")
 	}
@@ -260,7 +275,7 @@ func (s *Session) deal(t *pendingTicket) (wallet.Ticket, error) {
 	f := s.fair
 	now := time.Now().UnixMilli()
 	commit := engine.SeedCommitment(f.Seed)
-	tk := wallet.Ticket{ID: t.id, Seed: f.Seed}
+	tk := wallet.Ticket{ID: t.id, Seed: f.Seed, Intended: t.intended}
 	for i, g := range t.grids {
 		nonce := f.Next + uint64(i)
 		o, err := s.hub.table.Deal(engine.NewFairSource(f.Seed, f.Client, nonce), g.picks, g.stake)

@@ -58,15 +58,18 @@ func (h *Hub) SweepOnce(ctx context.Context) (int, error) {
 const sweepParallel = 16
 
 func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) (int, error) {
-	// Seamless mode: the calls the player's money owes the operator go
-	// first; while any is owed, the games' entries stay (they are what
-	// finds the outbox after a crash).
-	if owed, err := h.bank.Owed(ctx, player); err != nil || owed > 0 {
-		return 0, errors.Join(err, h.store.Recovery().HandOver(ctx, player, games, time.Now().Add(owedRetry)))
-	}
 	fence, err := h.store.ClaimIfFree(ctx, player, h.cfg.LeaseTTL)
 	if err != nil {
 		return 0, err
+	}
+	// Seamless mode: the calls the player's money owes the operator go
+	// first; while any is owed, the games' entries stay (they are what
+	// finds the outbox after a crash).
+	if owed, err := h.bank.Owed(ctx, player, fence == ""); err != nil || owed > 0 {
+		if fence != "" {
+			h.store.Release(context.Background(), player, fence)
+		}
+		return 0, errors.Join(err, h.store.Recovery().HandOver(ctx, player, games, time.Now().Add(owedRetry)))
 	}
 	if fence == "" {
 		// The player is connected somewhere: that session plays the game.

@@ -71,7 +71,8 @@ type pendingTicket struct {
 	grids []gridSpec
 	ids   []string // its games', indexed for recovery at once
 
-	unsure bool // a confirmation went unanswered: the bet may have landed
+	unsure   bool      // a confirmation went unanswered: the bet may have landed
+	intended time.Time // the bank prepared its payment, until then (Bank.Prepare)
 }
 
 // log is the hub's logger with this connection's id and its player: every

@@ -44,6 +44,11 @@ type Ticket struct {
 	// what it answered. The bet lands only if the debit is still in flight
 	// in the outbox (not rolled back), and takes it out.
 	Paid *Paid
+	// Intended: seamless mode — the debit's intent was written in flight
+	// when the ticket's summary was shown, and no server rolls it back
+	// before this instant: a confirmation before it sends the debit at
+	// once. Zero: the intent is written with the confirmation.
+	Intended time.Time
 }
 
 // Paid is an acknowledged operator debit of a ticket: the balance it
