@@ -65,7 +65,10 @@ func startOperator(serverBin, faults string, latency time.Duration) (*operatorSe
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort())
 	cmd := exec.Command(serverBin, append([]string{"operator", "-addr", addr, "-fund", fmt.Sprint(operatorFund),
 		"-latency", latency.String(), "-hang", "1500ms"}, flags...)...)
-	cmd.Env = append(os.Environ(), "OPERATOR_KEY="+operatorKey)
+	// One core's worth of threads: it stands for an operator's remote
+	// service, and on a shared host its goroutine hand-offs between idle
+	// cores would be charged to the game's own latency.
+	cmd.Env = append(os.Environ(), "OPERATOR_KEY="+operatorKey, "GOMAXPROCS=1")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
