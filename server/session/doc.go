@@ -35,7 +35,8 @@
 //
 // # Flow of one game
 //
-// ticket → summarise (handlers.go: the recovery entries, a summary) →
+// ticket → summarise (handlers.go: the recovery entries, the bank's
+// prepared payment, a summary) →
 // confirm (handlers.go: admission, deal, the bank's bet) → play and
 // playGame (game.go: timed reveal, choices, the bank's settlement) →
 // ticket_done.

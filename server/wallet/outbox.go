@@ -19,7 +19,8 @@ import (
 // back" (r:<ticket>); every settled game's credit has an entry (c:<game>,
 // written by the settlement itself) until acknowledged. Hence:
 //
-//   - Intend, before a debit is sent;
+//   - Intend, before a debit is sent (while the ticket's summary is shown,
+//     or with its confirmation);
 //   - the bet takes the in-flight entry out as its last check (bet.lua), so
 //     a debit is either played or rolled back, never both;
 //   - Drop, when the operator refused the debit (it moved nothing);
