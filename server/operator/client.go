@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -109,9 +110,28 @@ func (c *Client) Rollback(ctx context.Context, r RollbackCall) (int64, error) {
 	return c.call(ctx, PathRollback, r)
 }
 
+// Stopwatch sums the time spent waiting on the operator's wallet by the
+// calls made under a context from Timing: its caller can tell its own time
+// from the operator's (admission control judges the game server and
+// Redis, not a wallet it cannot speed up).
+type Stopwatch struct{ ns atomic.Int64 }
+
+// Total is the time summed so far.
+func (w *Stopwatch) Total() time.Duration { return time.Duration(w.ns.Load()) }
+
+type stopwatchKey struct{}
+
+// Timing returns a context under which every call adds its time to w.
+func Timing(ctx context.Context, w *Stopwatch) context.Context {
+	return context.WithValue(ctx, stopwatchKey{}, w)
+}
+
 func (c *Client) call(ctx context.Context, path string, body any) (balance int64, err error) {
 	start := time.Now()
 	defer func() {
+		if w, ok := ctx.Value(stopwatchKey{}).(*Stopwatch); ok {
+			w.ns.Add(int64(time.Since(start)))
+		}
 		if c.Observe != nil {
 			outcome := "ok"
 			if errors.Is(err, ErrUnanswered) {

@@ -98,3 +98,30 @@ func TestClientTellsRefusedFromUnanswered(t *testing.T) {
 		t.Fatalf("book: %+v", b)
 	}
 }
+
+// A caller can tell the operator's time from its own: the calls made
+// under Timing add theirs to its stopwatch, answered or not; others not.
+func TestStopwatchSumsTheOperatorsTime(t *testing.T) {
+	ref := NewReference(key, 1_000, Faults{Latency: 40 * time.Millisecond})
+	srv := httptest.NewServer(ref)
+	defer srv.Close()
+	c := NewClient(srv.URL, key, "EUR", time.Second)
+	var w Stopwatch
+	ctx := Timing(context.Background(), &w)
+	if _, err := c.Balance(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Debit(ctx, DebitCall{Player: "ann", Tx: "d-1", Round: "1", Amount: 5_000}); err == nil {
+		t.Fatal("a debit past the balance was accepted")
+	}
+	if got := w.Total(); got < 80*time.Millisecond {
+		t.Fatalf("two calls of ≥ 40 ms each summed %v", got)
+	}
+	before := w.Total()
+	if _, err := c.Balance(context.Background(), "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if w.Total() != before {
+		t.Fatal("a call outside Timing was counted")
+	}
+}

@@ -18,7 +18,8 @@ import (
 // Until the first sign of trouble there is no limit. Then, each second:
 //   - trouble — over 1 % of the timed messages went out late, or of the
 //     bets were slow to be accepted (their p99 passed the server's share of
-//     the goals) — cuts the limit by a tenth, a quarter or two fifths as the
+//     the goals; in seamless mode, the operator's wallet's time left out:
+//     refusing players does not speed up a slow wallet) — cuts the limit by a tenth, a quarter or two fifths as the
 //     p99 is 1, 2 or 4 times past; at most once per game's reveal, so that
 //     one cut has taken effect before the next is judged;
 //   - a second on time, with the limit holding play back, raises it by a

@@ -12,6 +12,7 @@ import (
 	"keno/engine"
 	"keno/protocol"
 	"keno/server/metrics"
+	"keno/server/operator"
 	"keno/server/wallet"
 )
 
@@ -176,6 +177,10 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		return err
 	}
 	start := time.Now()
+	// The operator's wallet's own time (seamless mode) is not this
+	// server's: admission control judges the bet without it.
+	var operatorTime operator.Stopwatch
+	ctx = operator.Timing(ctx, &operatorTime)
 	s.mu.Lock()
 	t, playing := s.pending, s.playing != nil
 	s.mu.Unlock()
@@ -264,7 +269,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
 		took := time.Since(start)
 		s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
-		s.hub.admit.accepted(took)
+		s.hub.admit.accepted(took - operatorTime.Total())
 	})
 	return nil
 }
