@@ -18,8 +18,9 @@ import (
 // Until the first sign of trouble there is no limit. Then, each second:
 //   - trouble — over 1 % of the timed messages went out late, or of the
 //     bets were slow to be accepted (their p99 passed the server's share of
-//     the goals; in seamless mode, the operator's wallet's time left out:
-//     refusing players does not speed up a slow wallet) — cuts the limit by a tenth, a quarter or two fifths as the
+//     the goals; in seamless mode, the operator's wallet's time beyond
+//     walletShare left out: refusing players does not speed up a slow
+//     wallet) — cuts the limit by a tenth, a quarter or two fifths as the
 //     p99 is 1, 2 or 4 times past; at most once per game's reveal, so that
 //     one cut has taken effect before the next is judged;
 //   - a second on time, with the limit holding play back, raises it by a
@@ -54,6 +55,7 @@ const (
 	admitWindow  = time.Second
 	lateBy       = 15 * time.Millisecond // the server's share of the 20 ms lateness goal (the network and the client take the rest)
 	slowBet      = 35 * time.Millisecond // the server's share of the 50 ms confirm goal
+	walletShare  = 10 * time.Millisecond // of slowBet, the operator's wallet's (seamless mode): its time past that is not the server's
 	troubleShare = 0.01                  // more than 1 % late or slow: the p99 is past it
 	levels       = 3                     // how far past: 1, 2 or 4 times
 	minEvidence  = 100                   // samples a window needs to be judged
@@ -127,10 +129,11 @@ func (a *admission) sent(late time.Duration) {
 	count(&a.late, late, lateBy)
 }
 
-// accepted records how long a bet took to be accepted.
-func (a *admission) accepted(took time.Duration) {
+// accepted records how long a bet took to be accepted, of which wallet
+// waiting on the operator's wallet (seamless mode).
+func (a *admission) accepted(took, wallet time.Duration) {
 	a.bets.Add(1)
-	count(&a.slow, took, slowBet)
+	count(&a.slow, took-max(0, wallet-walletShare), slowBet)
 }
 
 // count adds d to the levels it passes: over, 2×over, 4×over.

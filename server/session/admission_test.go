@@ -75,9 +75,28 @@ func TestSeverity(t *testing.T) {
 		t.Fatalf("after the window: severity %d, want 0", got)
 	}
 	for range 50 { // too few to judge
-		a.accepted(time.Second)
+		a.accepted(time.Second, 0)
 	}
 	if got := severity(a.bets.Swap(0), &a.slow); got != 0 {
 		t.Fatalf("50 bets judged: severity %d", got)
+	}
+}
+
+// A bet slowed by the operator's wallet (seamless mode) is judged with
+// only the wallet's share of its time: refusing players would not speed
+// the wallet up. Within its share, the wallet's time counts.
+func TestSlowWalletIsNotTheServers(t *testing.T) {
+	a := newAdmission(0, 0, nil)
+	for range 200 { // 80 ms each, 70 of them at a slow wallet: 20 ms the server's
+		a.accepted(80*time.Millisecond, 70*time.Millisecond)
+	}
+	if got := severity(a.bets.Swap(0), &a.slow); got != 0 {
+		t.Fatalf("bets slow for the wallet's sake judged severity %d, want 0", got)
+	}
+	for range 200 { // 40 ms, 8 of them at a fast wallet: 40 ms count, past 35
+		a.accepted(40*time.Millisecond, 8*time.Millisecond)
+	}
+	if got := severity(a.bets.Swap(0), &a.slow); got != 1 {
+		t.Fatalf("bets slow with a fast wallet: severity %d, want 1", got)
 	}
 }

@@ -177,8 +177,8 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		return err
 	}
 	start := time.Now()
-	// The operator's wallet's own time (seamless mode) is not this
-	// server's: admission control judges the bet without it.
+	// The operator's wallet's time (seamless mode) is not all this
+	// server's to answer for: admission control counts only a share.
 	var operatorTime operator.Stopwatch
 	ctx = operator.Timing(ctx, &operatorTime)
 	s.mu.Lock()
@@ -269,7 +269,7 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 		s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
 		took := time.Since(start)
 		s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
-		s.hub.admit.accepted(took - operatorTime.Total())
+		s.hub.admit.accepted(took, operatorTime.Total())
 	})
 	return nil
 }
