@@ -90,11 +90,11 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, due)
 		})
 	})
-	s.hub.warm.Join(&wg, func() {
-		if prepErr = s.hub.bank.Prepare(ctx, s.player, t.id, total, due); prepErr == nil {
-			t.intended = due
-		}
-	})
+	// On this goroutine, beside the two: nothing to hand over when the
+	// bank has nothing to prepare (WALLET=redis).
+	if prepErr = s.hub.bank.Prepare(ctx, s.player, t.id, total, due); prepErr == nil {
+		t.intended = due
+	}
 	wg.Wait()
 	if err := errors.Join(standErr, idxErr, prepErr); err != nil {
 		s.abandon(t)

@@ -187,8 +187,9 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 // then sent until the operator acknowledges it. A second call settles
 // nothing and queues nothing.
 func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, res engine.Result) (Settlement, Call, error) {
+	now := s.nowMS()
 	c := Call{Kind: KindCredit, Player: player, Tx: creditTx(g.ID), Round: g.Ticket, Amount: res.Win, DebitTx: DebitTx(g.Ticket),
-		Game: g.ID, Since: s.nowMS(), Due: s.nowMS()}
+		Game: g.ID, Since: now, Due: now}
 	st, err := s.settle(ctx, player, fence, g.ID, res, &c)
 	return st, c, err
 }
