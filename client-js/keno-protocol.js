@@ -13,8 +13,15 @@
 // changes are "state" events (detail: connecting, open, reconnecting, closed).
 // The client reconnects with exponential backoff; the server then resumes
 // any game in progress (a "resume" event, then the game again).
+//
+// It speaks protocol version 2: the server sends each step of a game at
+// once, ahead of time, and this client dispatches each of the game's
+// messages at its t (on this machine's clock, from the welcome's "now"),
+// in order — so the page animates as it did when the server paced every
+// ball, at a fraction of the server's cost. Messages outside a game (a
+// takeover, a notice) are dispatched at once.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** A typed error from the server (or "disconnected" / "timeout"). */
 export class KenoError extends Error {
@@ -71,6 +78,9 @@ export class KenoClient extends EventTarget {
     this.welcome = null;
     this.attempt = 0;
     this.closedByUser = false;
+    this.queue = []; // a game's messages received ahead, waiting for their t
+    this.queueTimer = null;
+    this.clockOffset = 0; // this clock minus the server's (ms), from the welcome
   }
 
   /** Opens the connection and authenticates; resolves with the welcome. */
@@ -93,8 +103,9 @@ export class KenoClient extends EventTarget {
       ws.onopen = async () => {
         try {
           const token = await this.getToken();
-          const w = await this.request("hello", { token, versions: [PROTOCOL_VERSION] });
+          const w = await this.request("hello", { token, versions: [PROTOCOL_VERSION, 1] });
           welcomed = true;
+          this.clockOffset = w.now ? w.receivedAt - w.now : 0;
           this.attempt = 0;
           this.welcome = w;
           this.#setState("open");
@@ -110,6 +121,7 @@ export class KenoClient extends EventTarget {
       ws.onerror = () => {};
       ws.onclose = () => {
         this.#stopHeartbeat();
+        this.#dropQueue(); // a game not settled is resumed, from its start, on the next connection
         for (const [, p] of this.pending) p.reject(new KenoError({ code: "disconnected", message: "connection lost" }));
         this.pending.clear();
         if (!welcomed) reject(new KenoError({ code: "disconnected", message: "could not connect" }));
@@ -171,8 +183,39 @@ export class KenoClient extends EventTarget {
     }
     if (m.type === "session_taken_over") this.closedByUser = true; // do not fight the other window
     if (m.type === "error" && m.error?.code === "kicked") this.closedByUser = true; // the operator ended it
+    if (this.welcome?.version >= 2 && (m.game || m.ticket)) {
+      this.queue.push(m);
+      if (this.queue.length === 1) this.#drain();
+      return;
+    }
+    this.#dispatch(m);
+  }
+
+  #dispatch(m) {
     this.dispatchEvent(new CustomEvent("message", { detail: m }));
     this.dispatchEvent(new CustomEvent(m.type, { detail: m }));
+  }
+
+  // Dispatches the game's messages in order, each once its t has come.
+  #drain() {
+    clearTimeout(this.queueTimer);
+    this.queueTimer = null;
+    while (this.queue.length) {
+      const m = this.queue[0];
+      const wait = m.t ? m.t + this.clockOffset - Date.now() : 0;
+      if (wait > 0) {
+        this.queueTimer = setTimeout(() => this.#drain(), wait);
+        return;
+      }
+      this.queue.shift();
+      this.#dispatch(m);
+    }
+  }
+
+  #dropQueue() {
+    clearTimeout(this.queueTimer);
+    this.queueTimer = null;
+    this.queue = [];
   }
 
   /** Sends a request and resolves with its reply (rejects with KenoError). */
@@ -226,6 +269,7 @@ export class KenoClient extends EventTarget {
     this.closedByUser = true;
     clearTimeout(this.reconnectTimer);
     this.#stopHeartbeat();
+    this.#dropQueue();
     if (this.ws) this.ws.close();
   }
 

@@ -33,6 +33,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"keno/protocol"
 )
 
 type config struct {
@@ -51,6 +53,7 @@ type config struct {
 	flooders     float64
 	vandals      float64
 	maxGrids     int
+	version      int // the protocol version the players speak (0: the newest)
 	procs        int
 	perProc      int
 	prefix       string
@@ -106,6 +109,7 @@ func main() {
 	flag.Float64Var(&c.flooders, "flooders", 0.005, "share of players who flood the server")
 	flag.Float64Var(&c.vandals, "vandals", 0.005, "share of players who send bad input")
 	flag.IntVar(&c.maxGrids, "grids", 3, "at most this many grids per ticket (1-5)")
+	flag.IntVar(&c.version, "protocol", 2, "the protocol version players speak: 2 (the server sends each step of a game at once, ahead of its t, as the page does) or 1 (each timed message at its t)")
 	flag.IntVar(&c.procs, "procs", 0, "processes to spread players over (0: automatic, by the open-file limit)")
 	flag.StringVar(&c.prefix, "prefix", "", "player name prefix (default: unique per run)")
 	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")
@@ -193,6 +197,9 @@ func (c *config) validate() error {
 	}
 	if c.maxGrids < 1 || c.maxGrids > 5 {
 		return fmt.Errorf("-grids must be 1..5")
+	}
+	if c.version != 0 && c.version != 1 && c.version != 2 {
+		return fmt.Errorf("-protocol must be 1 or 2")
 	}
 	if (c.restartSrv || c.killSrv) && c.restart == nil && !c.child {
 		return fmt.Errorf("-restart-server and -kill-server need -spawn-server (they restart a server it spawned)")
@@ -505,7 +512,7 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 		args := []string{"-child", "-child-index", strconv.Itoa(i), "-procs", strconv.Itoa(c.procs), "-url", c.wsURL, "-cpus", strconv.Itoa(c.cpus), "-nice", "0", "-players", strconv.Itoa(share(c.players)),
 			"-idle", strconv.Itoa(share(c.idle)), "-duration", c.duration.String(), "-ramp", c.ramp.String(), "-think", c.think.String(),
 			"-strategy", c.strategy, "-disconnect", fmt.Sprint(c.disconnect), "-flooders", fmt.Sprint(c.flooders),
-			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", "",
+			"-vandals", fmt.Sprint(c.vandals), "-grids", strconv.Itoa(c.maxGrids), "-protocol", strconv.Itoa(c.protocol()), "-prefix", fmt.Sprintf("%s-p%d", c.prefix, i), "-report", "",
 			"-kill-redis", strconv.Itoa(c.killRedis), "-wallet", c.wallet}
 		if c.killSrv || c.restartSrv {
 			args = append(args, "-kill-server") // (a child only tolerates what it causes)
@@ -695,4 +702,12 @@ func (s cpuSample) since(before cpuSample, games int64) map[string]float64 {
 func loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return (ip != nil && ip.IsLoopback()) || host == "localhost"
+}
+
+// protocol is the version the players speak.
+func (c *config) protocol() int {
+	if c.version == 0 {
+		return protocol.Versions[0]
+	}
+	return c.version
 }

@@ -78,7 +78,7 @@ func login(ctx context.Context, base, name string) (string, error) {
 // the reveal on it (a resumed game replays old messages at once).
 func (p *player) connect(ctx context.Context, record bool) error {
 	t0 := time.Now()
-	c, err := protocol.Connect(ctx, p.url, p.token)
+	c, err := protocol.ConnectVersion(ctx, p.url, p.token, p.cfg.protocol())
 	if err != nil {
 		if p.cfg.stopped(p.url) {
 			// Restarting on purpose (-restart-server): a load balancer
@@ -91,8 +91,11 @@ func (p *player) connect(ctx context.Context, record bool) error {
 	}
 	p.stats.observe(connectTime, time.Since(t0))
 	if record {
+		// Lateness is how long after its t a message arrived: one that
+		// arrived ahead (version 2) is shown on time. (The server's clock
+		// is this host's.)
 		c.OnTimed = func(m *protocol.Message, at time.Time) {
-			p.stats.observe(lateness, at.Sub(time.UnixMilli(m.T)))
+			p.stats.observe(lateness, max(0, at.Sub(time.UnixMilli(m.T))))
 		}
 	}
 	c.Heartbeat(15 * time.Second)
@@ -288,7 +291,8 @@ func (p *player) redisFault(code string) bool {
 // follow consumes the pushed messages of the ticket in play.
 func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) error {
 	numbers := 0
-	var last time.Time // receipt of the previous message: settlement follows the last step
+	var last time.Time  // receipt of the previous message
+	var shown time.Time // when the previous message is on screen: at its receipt, or at its t if it came ahead
 	var stake int64
 	var picks int
 	for len(games) > 0 {
@@ -311,8 +315,12 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 			p.stats.error("lost:"+errCode(err)+":"+err.Error(), false)
 			return err
 		}
-		prev := last
+		prevShown := shown
 		last = time.Now()
+		shown = later(shown, last)
+		if m.T != 0 {
+			shown = later(shown, time.UnixMilli(m.T))
+		}
 		switch m.Type {
 		case protocol.TGameStart:
 			stake, picks = m.Stake, len(m.Picks)
@@ -322,14 +330,17 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 				p.c.CloseNow()
 			}
 		case protocol.TSoCOffer:
+			p.until(ctx, shown) // a person answers what is on screen
 			cont := p.decide()
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TChoice, Game: m.Game, Continue: &cont})
 		case protocol.TExtraOffer:
+			p.until(ctx, shown)
 			box := p.rng.IntN(engine.ExtraBoxes)
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
 		case protocol.TSettled:
-			if !prev.IsZero() {
-				p.stats.observe(settleTime, last.Sub(prev))
+			if !prevShown.IsZero() {
+				// Settlement follows the last step on screen.
+				p.stats.observe(settleTime, max(0, last.Sub(prevShown)))
 			}
 			p.seen[m.Game]++
 			if p.seen[m.Game] > 1 {
@@ -345,6 +356,27 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 		}
 	}
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// until waits for the instant, or ctx's end.
+func (p *player) until(ctx context.Context, at time.Time) {
+	d := time.Until(at)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (p *player) decide() bool {

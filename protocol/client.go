@@ -50,13 +50,21 @@ func Dial(ctx context.Context, url string) (*Client, error) {
 	return c, nil
 }
 
-// Connect dials and says hello with token; it returns after the welcome.
+// Connect dials and says hello with token, in protocol version 1 (the
+// server sends each timed message at its t); it returns after the welcome.
 func Connect(ctx context.Context, url, token string) (*Client, error) {
+	return ConnectVersion(ctx, url, token, 1)
+}
+
+// ConnectVersion is Connect in protocol version v. In version 2 a game's
+// timed messages come out of Next ahead of their t: the caller shows each
+// at its t (Welcome.Now gives the server's clock).
+func ConnectVersion(ctx context.Context, url, token string, v int) (*Client, error) {
 	c, err := Dial(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	w, err := c.Request(ctx, &Request{Type: THello, Token: token, Versions: Versions})
+	w, err := c.Request(ctx, &Request{Type: THello, Token: token, Versions: []int{v}})
 	if err != nil {
 		c.Close()
 		return nil, err

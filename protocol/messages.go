@@ -11,6 +11,7 @@ type Message struct {
 	Ticket string `json:"ticket,omitempty"`
 
 	Version int         `json:"version,omitempty"` // welcome
+	Now     int64       `json:"now,omitempty"`     // welcome (version 2): the server's clock, Unix ms, to place t on the client's own
 	Player  string      `json:"player,omitempty"`  // welcome
 	Config  *GameConfig `json:"config,omitempty"`  // welcome
 	Balance *int64      `json:"balance,omitempty"` // cents

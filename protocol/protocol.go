@@ -14,12 +14,17 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 )
 
-// Version is the protocol version this package speaks; Versions lists the
-// ones a server accepts.
+// Version is the protocol version of a hello that names none; Versions
+// lists the ones a server accepts.
 const Version = 1
 
-// Versions the server can speak, newest first.
-var Versions = []int{1}
+// Versions the server can speak, newest first. Version 2 differs in one
+// thing: a game's timed messages are sent ahead of their t, each step at
+// once, and the client shows each at its t (protocol/README.md, "Pace").
+var Versions = []int{2, 1}
+
+// Ahead says whether the server sends timed messages ahead in version v.
+func Ahead(v int) bool { return v >= 2 }
 
 // MaxFrame is the largest frame a server reads; larger ones close the
 // connection (a client has no reason to send more than a few hundred bytes).

@@ -26,6 +26,7 @@ function follow(c, { cont = false, box = 0 } = {}) {
     const seen = [];
     const on = async (e) => {
       const m = e.detail;
+      m.dispatchedAt = Date.now();
       seen.push(m);
       try {
         if (m.type === "soc_offer") await c.choose(m.game, cont);
@@ -66,6 +67,13 @@ test("a full two-grid ticket, balance consistent", async () => {
   const colors = seen.filter((m) => m.type === "color");
   assert.equal(colors.length, 20);
   assert.ok(colors.every((m) => m.t > 0), "timed messages carry their schedule");
+  // Version 2: the steps arrive ahead of their t, and each message is
+  // dispatched at its t on this clock, not before.
+  assert.equal(c.welcome.version, 2);
+  const timed = seen.filter((m) => m.t);
+  const early = timed.filter((m) => m.dispatchedAt < m.t + c.clockOffset);
+  assert.deepEqual(early.map((m) => m.type), [], "dispatched before their t");
+  assert.ok(timed.some((m) => m.receivedAt < m.t + c.clockOffset), "nothing arrived ahead of its t");
   const win = settled.reduce((s, m) => s + (m.win ?? 0), 0);
   const last = seen.at(-1);
   assert.equal(last.type, "ticket_done");

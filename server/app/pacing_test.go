@@ -161,3 +161,85 @@ func TestResumeKeepsThePace(t *testing.T) {
 		t.Errorf("the rest of the ticket arrived in %v: games 2 and 3 were not paced", d)
 	}
 }
+
+// Protocol version 2: each step of a game leaves at once, ahead of its t
+// (the client shows each message at its t); a choice made on what is on
+// screen is honoured even when the offer was sent more than the decision
+// timeout before it was shown; the game is settled only once its last
+// step is due, so the settlement never overtakes what the player sees.
+func TestAheadSendsEachStepAtOnce(t *testing.T) {
+	ts := startServer(t, nil, func(c *Config) {
+		c.Session.ColorInterval, c.Session.NumberInterval, c.Session.SoCInterval = 60*time.Millisecond, 60*time.Millisecond, 150*time.Millisecond
+		c.Session.ResultHold = 300 * time.Millisecond
+		c.Session.DecisionTimeout = 300 * time.Millisecond
+	})
+	if _, err := ts.app.Store.Deposit(context.Background(), "ahead", "seed-ahead", 5_000); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now().UnixMilli()
+	c, err := protocol.ConnectVersion(ctxT(t), ts.url, ts.app.Signer.Issue("ahead", time.Now().Add(time.Hour)), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if w := c.Welcome; w.Version != 2 || w.Now < before || w.Now > time.Now().UnixMilli() {
+		t.Fatalf("welcome version %d, now %d (connected at %d)", w.Version, w.Now, before)
+	}
+	picks := []int{3, 8, 14, 21, 27, 33}
+	forceNext(t, ts.app.Redis, "ahead", picks, 100, func(o *engine.Outcome, m engine.Main) bool { return m.SoC && !m.Green })
+	confirm(t, c, grid(100, picks...))
+
+	var got []received
+	next := func() *protocol.Message {
+		m, err := c.Next(ctxT(t))
+		if err != nil {
+			t.Fatalf("after %d messages: %v", len(got), err)
+		}
+		got = append(got, received{m, time.Now()})
+		return m
+	}
+	var lastT int64
+	for m := next(); m.Type != protocol.TSoCOffer; m = next() {
+		lastT = max(lastT, m.T)
+	}
+	// Step 1 (ten colours, 540 ms) and step 2 (≥ 1 number) came at once:
+	// the offer is here while the main result is still to be shown.
+	offered := got[len(got)-1].at
+	if offered.UnixMilli() >= lastT {
+		t.Fatalf("the offer arrived at %d, after the main result's t %d: nothing was sent ahead", offered.UnixMilli(), lastT)
+	}
+	// Answer once the result is on screen, past the decision timeout
+	// counted from the offer's sending.
+	shown := time.UnixMilli(lastT)
+	time.Sleep(time.Until(shown.Add(100 * time.Millisecond)))
+	cont := true
+	chose := time.Now()
+	if _, err := c.Request(ctxT(t), &protocol.Request{Type: protocol.TChoice, Game: got[0].m.Game, Continue: &cont}); err != nil {
+		t.Fatalf("a choice made 100 ms after the offer was shown: %v", err)
+	}
+	var draws []received
+	for m := next(); m.Type != protocol.TTicketDone; m = next() {
+		switch m.Type {
+		case protocol.TSoCDraw:
+			draws = append(draws, got[len(got)-1])
+			lastT = max(lastT, m.T)
+		case protocol.TSettled:
+			if at := got[len(got)-1].at.UnixMilli(); at < lastT {
+				t.Errorf("settled at %d, before the last draw's t %d", at, lastT)
+			}
+		case protocol.TError:
+			t.Fatalf("error: %+v", m.Error)
+		}
+	}
+	if len(draws) != 3 {
+		t.Fatalf("%d Stop-or-Continue draws", len(draws))
+	}
+	if d := draws[2].at.Sub(chose); d >= 2*150*time.Millisecond {
+		t.Errorf("the draws were paced (the last came %v after the choice), not sent ahead", d)
+	}
+	if first := time.UnixMilli(draws[0].m.T); first.Before(chose) {
+		t.Errorf("the first draw is scheduled at %v, before the choice at %v", first, chose)
+	}
+	checkPace(t, got, 300*time.Millisecond)
+	ts.checkBooks()
+}

@@ -32,11 +32,12 @@ func (s *Session) expect(game, kind string) chan decision {
 }
 
 // decide waits for the choice expected. A player who does not choose
-// within DecisionTimeout gets the default (stop, first box).
-func (s *Session) decide(ch chan decision) (decision, bool) {
+// within DecisionTimeout of seeing the offer (shownIn from now: an offer
+// sent ahead is seen at its turn) gets the default (stop, first box).
+func (s *Session) decide(ch chan decision, shownIn time.Duration) (decision, bool) {
 	s.setPaused(true) // the offer is out: a shutdown may end the session here
 	defer s.setPaused(false)
-	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
+	timer := time.NewTimer(shownIn + s.hub.cfg.DecisionTimeout)
 	defer timer.Stop()
 	select {
 	case d := <-ch:

@@ -119,7 +119,7 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 	tab := s.hub.table
 	o := &g.Outcome
 	main := tab.Evaluate(o)
-	p := &pacer{s: s, start: start, caughtUp: caughtUp}
+	p := &pacer{s: s, ahead: protocol.Ahead(s.version), start: start, caughtUp: caughtUp}
 	// One message, refilled for each send: sending encodes it at once,
 	// and a game has some twenty-five of them.
 	m := new(protocol.Message)
@@ -164,7 +164,7 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 	if main.SoC {
 		s.hub.metrics.SoCOffered.Inc()
 		if askSoC {
-			d, ok := s.decide(socCh)
+			d, ok := s.decide(socCh, p.aheadBy())
 			if !ok || !s.record(g.ID, d.id, wallet.ChoiceContinue, boolValue(d.cont)) {
 				return 0, 0, false
 			}
@@ -200,7 +200,7 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 			if !s.send(msg(protocol.Message{Type: protocol.TExtraOffer, Game: g.ID})) {
 				return 0, 0, false
 			}
-			d, ok := s.decide(boxCh)
+			d, ok := s.decide(boxCh, p.aheadBy())
 			if !ok || !s.record(g.ID, d.id, wallet.ChoiceBox, strconv.Itoa(d.box)) {
 				return 0, 0, false
 			}
@@ -215,6 +215,9 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 		}
 	}
 
+	if !p.wait() {
+		return 0, 0, false
+	}
 	st, err := s.settle(g, res)
 	if err != nil {
 		return 0, 0, false

@@ -112,7 +112,11 @@ func (s *Session) hello(ctx context.Context, req *protocol.Request) error {
 	}
 	cfg := s.hub.cfg
 	t := s.hub.table
-	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Player: player,
+	var now int64
+	if protocol.Ahead(s.version) {
+		now = time.Now().UnixMilli()
+	}
+	s.reply(req.ID, &protocol.Message{Type: protocol.TWelcome, Version: s.version, Now: now, Player: player,
 		Balance: &balance, Limits: limitsInfo(lim),
 		Fair: &protocol.FairInfo{Commit: fair.Commit, ClientSeed: fair.ClientSeed, NextNonce: fair.NextNonce},
 		Config: &protocol.GameConfig{Stakes: t.Stakes, DefaultStake: t.DefaultStake, MinPicks: engine.MinPicks,
