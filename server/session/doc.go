@@ -21,8 +21,10 @@
 //     waits for it.
 //   - The game (Session.play, game.go): at most one per session, while a
 //     ticket (or resumed games) is in play; the reader waits for it when
-//     the connection ends. It paces the timed messages (pacer.go) and
-//     waits for the player's choices (choices.go).
+//     the connection ends. It paces the timed messages (pacer.go: in
+//     protocol version 1 each at its t; in version 2 each step of the game
+//     at once, ahead, the game then waiting for its last t before it is
+//     settled) and waits for the player's choices (choices.go).
 //   - The flusher (writer.go): at most one per connection, while its
 //     queue of outgoing bytes is not empty. It writes everything queued in
 //     one system call: messages that fall due together leave together.
