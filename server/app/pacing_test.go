@@ -173,15 +173,8 @@ func TestAheadSendsEachStepAtOnce(t *testing.T) {
 		c.Session.ResultHold = 300 * time.Millisecond
 		c.Session.DecisionTimeout = 300 * time.Millisecond
 	})
-	if _, err := ts.app.Store.Deposit(context.Background(), "ahead", "seed-ahead", 5_000); err != nil {
-		t.Fatal(err)
-	}
 	before := time.Now().UnixMilli()
-	c, err := protocol.ConnectVersion(ctxT(t), ts.url, ts.app.Signer.Issue("ahead", time.Now().Add(time.Hour)), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := ts.playerAhead("ahead", 5_000)
 	if w := c.Welcome; w.Version != 2 || w.Now < before || w.Now > time.Now().UnixMilli() {
 		t.Fatalf("welcome version %d, now %d (connected at %d)", w.Version, w.Now, before)
 	}
@@ -242,4 +235,53 @@ func TestAheadSendsEachStepAtOnce(t *testing.T) {
 	}
 	checkPace(t, got, 300*time.Millisecond)
 	ts.checkBooks()
+}
+
+// playerAhead makes a funded player connected in protocol version 2.
+func (ts *testServer) playerAhead(name string, deposit int64) *protocol.Client {
+	ts.t.Helper()
+	if _, err := ts.app.Store.Deposit(context.Background(), name, "seed-"+name, deposit); err != nil {
+		ts.t.Fatal(err)
+	}
+	c, err := protocol.ConnectVersion(ctxT(ts.t), ts.url, ts.app.Signer.Issue(name, time.Now().Add(time.Hour)), 2)
+	if err != nil {
+		ts.t.Fatalf("connect %s: %v", name, err)
+	}
+	ts.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// In version 2 a shutdown still lets the reveal reach its pause on the
+// player's screen — the offer's turn, not the instant it was sent ahead —
+// and the game resumes on another server.
+func TestAheadShutdownWaitsForTheScreen(t *testing.T) {
+	a := startServer(t, nil, func(c *Config) {
+		c.Session.ColorInterval, c.Session.NumberInterval = 60*time.Millisecond, 60*time.Millisecond
+	})
+	picks := []int{3, 6, 9, 12, 15, 18}
+	c := a.playerAhead("sam", 1_000)
+	forceNext(t, a.app.Redis, "sam", picks, 100, socAndExtra)
+	confirm(t, c, grid(100, picks...))
+	go a.shutdown()
+	seen := untilType(t, c, protocol.TShutdown)
+	at := time.Now().UnixMilli()
+	var shown int64 // the main result's t: the offer is on screen after it
+	for _, m := range seen {
+		if m.Type == protocol.TMainResult {
+			shown = m.T
+		}
+	}
+	if shown == 0 {
+		t.Fatal("shutdown cut the reveal before its pause")
+	}
+	if at < shown {
+		t.Errorf("shutdown announced at %d, before the offer's turn on screen at %d", at, shown)
+	}
+	b := startServer(t, a.redis)
+	c = b.connect("sam")
+	log, err := c.Follow(ctxT(t), protocol.Strategy{})
+	if err != nil || log.Games[0].Settled == nil {
+		t.Fatalf("resumed on the other server: %v", err)
+	}
+	b.checkBooks()
 }

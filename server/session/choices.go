@@ -35,9 +35,24 @@ func (s *Session) expect(game, kind string) chan decision {
 // within DecisionTimeout of seeing the offer (shownIn from now: an offer
 // sent ahead is seen at its turn) gets the default (stop, first box).
 func (s *Session) decide(ch chan decision, shownIn time.Duration) (decision, bool) {
-	s.setPaused(true) // the offer is out: a shutdown may end the session here
+	if shownIn > 0 {
+		// Sent ahead (protocol version 2): the reveal before the offer is
+		// still on the player's screen, and a shutdown waits for it as it
+		// waits for a reveal the server streams.
+		shown := time.NewTimer(shownIn)
+		select {
+		case d := <-ch:
+			shown.Stop()
+			return d, true
+		case <-shown.C:
+		case <-s.ctx.Done():
+			shown.Stop()
+			return decision{}, false
+		}
+	}
+	s.setPaused(true) // the offer is on screen: a shutdown may end the session here
 	defer s.setPaused(false)
-	timer := time.NewTimer(shownIn + s.hub.cfg.DecisionTimeout)
+	timer := time.NewTimer(s.hub.cfg.DecisionTimeout)
 	defer timer.Stop()
 	select {
 	case d := <-ch:

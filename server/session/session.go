@@ -53,7 +53,7 @@ type Session struct {
 	last     []gridSpec     // the last confirmed ticket, for "replay last"
 	playing  chan struct{}  // closed when the ticket in play ends; nil when idle
 	await    *awaiting      // the decision the game waits for, if any
-	paused   bool           // the game waits for a choice and its offer has been sent
+	paused   bool           // the game waits for a choice and its offer is on screen (sent, in version 1)
 	replaced bool           // taken over by a newer session
 }
 
