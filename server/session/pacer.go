@@ -14,9 +14,10 @@ import (
 // it is sent as soon as the game reaches it — everything up to the next
 // offer leaves in one write — and the client shows it at its t: a game
 // costs a few writes instead of one per ball. Only what is sent at or
-// after its t can be late, so only that is measured; and the game waits
-// for its last t before it is settled (wait), so that what is settled and
-// announced is what the player has been shown.
+// after its t can be late, so only that is measured, with the game's
+// wake-up for its settlement; and the game waits for its last t before it
+// is settled (wait), so that what is settled and announced is what the
+// player has been shown.
 type pacer struct {
 	s        *Session
 	ahead    bool
@@ -56,9 +57,19 @@ func (p *pacer) at(offset time.Duration, m *protocol.Message) bool {
 }
 
 // wait returns once everything scheduled is due (at once in version 1,
-// where it was sent at its t); false if the session ended first.
+// where it was sent at its t); false if the session ended first. What
+// follows — the settlement — is due then: how late the game woke for it
+// is, in version 2, the lateness the server itself causes, and what the
+// admission controller judges (in version 1, the messages' own).
 func (p *pacer) wait() bool {
-	return !p.ahead || p.sleep(p.last)
+	if !p.ahead || !time.Now().Before(p.last) {
+		return true // nothing left to wait for: a choice came after it all was shown
+	}
+	if !p.sleep(p.last) {
+		return false
+	}
+	p.s.hub.admit.sent(time.Since(p.last))
+	return true
 }
 
 // aheadBy is how long the client still has to show what was sent ahead.
