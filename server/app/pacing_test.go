@@ -258,12 +258,7 @@ func TestAheadShutdownWaitsForTheScreen(t *testing.T) {
 	a := startServer(t, nil, func(c *Config) {
 		c.Session.ColorInterval, c.Session.NumberInterval = 60*time.Millisecond, 60*time.Millisecond
 	})
-	picks := []int{3, 6, 9, 12, 15, 18}
-	c := a.playerAhead("sam", 1_000)
-	forceNext(t, a.app.Redis, "sam", picks, 100, socAndExtra)
-	confirm(t, c, grid(100, picks...))
-	go a.shutdown()
-	seen := untilType(t, c, protocol.TShutdown)
+	seen := shutdownMidGame(t, a, a.playerAhead("sam", 1_000))
 	at := time.Now().UnixMilli()
 	var shown int64 // the main result's t: the offer is on screen after it
 	for _, m := range seen {
@@ -271,17 +266,8 @@ func TestAheadShutdownWaitsForTheScreen(t *testing.T) {
 			shown = m.T
 		}
 	}
-	if shown == 0 {
-		t.Fatal("shutdown cut the reveal before its pause")
-	}
 	if at < shown {
 		t.Errorf("shutdown announced at %d, before the offer's turn on screen at %d", at, shown)
 	}
-	b := startServer(t, a.redis)
-	c = b.connect("sam")
-	log, err := c.Follow(ctxT(t), protocol.Strategy{})
-	if err != nil || log.Games[0].Settled == nil {
-		t.Fatalf("resumed on the other server: %v", err)
-	}
-	b.checkBooks()
+	resumeElsewhere(t, a, "sam")
 }

@@ -188,22 +188,35 @@ func TestDecisionTimeout(t *testing.T) {
 // and leaves the game for another server to resume.
 func TestGracefulShutdownHandsOver(t *testing.T) {
 	a := startServer(t, nil)
+	shutdownMidGame(t, a, a.player("sam", 1_000))
+	resumeElsewhere(t, a, "sam")
+}
+
+// shutdownMidGame has sam, connected as c, confirm a game that asks both
+// choices, shuts a down, and returns what c received up to the shutdown
+// notice, the main result among it: the reveal reached its pause.
+func shutdownMidGame(t *testing.T, a *testServer, c *protocol.Client) []*protocol.Message {
+	t.Helper()
 	picks := []int{3, 6, 9, 12, 15, 18}
-	c := a.player("sam", 1_000)
 	forceNext(t, a.app.Redis, "sam", picks, 100, socAndExtra)
 	confirm(t, c, grid(100, picks...))
 	go a.shutdown()
 	seen := untilType(t, c, protocol.TShutdown)
-	sawResult := false
 	for _, m := range seen {
-		sawResult = sawResult || m.Type == protocol.TMainResult
+		if m.Type == protocol.TMainResult {
+			return seen
+		}
 	}
-	if !sawResult {
-		t.Fatal("shutdown cut the reveal before its pause")
-	}
+	t.Fatal("shutdown cut the reveal before its pause")
+	return nil
+}
+
+// resumeElsewhere connects the player to another server on a's Redis: the
+// game left in play there is resumed and settled, and the books balance.
+func resumeElsewhere(t *testing.T, a *testServer, player string) {
+	t.Helper()
 	b := startServer(t, a.redis)
-	c = b.connect("sam")
-	log, err := c.Follow(ctxT(t), protocol.Strategy{})
+	log, err := b.connect(player).Follow(ctxT(t), protocol.Strategy{})
 	if err != nil || log.Games[0].Settled == nil {
 		t.Fatalf("resumed on the other server: %v", err)
 	}
