@@ -109,7 +109,7 @@ func main() {
 	flag.Float64Var(&c.flooders, "flooders", 0.005, "share of players who flood the server")
 	flag.Float64Var(&c.vandals, "vandals", 0.005, "share of players who send bad input")
 	flag.IntVar(&c.maxGrids, "grids", 3, "at most this many grids per ticket (1-5)")
-	flag.IntVar(&c.version, "protocol", 2, "the protocol version players speak: 2 (the server sends each step of a game at once, ahead of its t, as the page does) or 1 (each timed message at its t)")
+	flag.IntVar(&c.version, "protocol", protocol.Versions[0], "the protocol version players speak: 2 (the server sends each step of a game at once, ahead of its t, as the page does) or 1 (each timed message at its t)")
 	flag.IntVar(&c.procs, "procs", 0, "processes to spread players over (0: automatic, by the open-file limit)")
 	flag.StringVar(&c.prefix, "prefix", "", "player name prefix (default: unique per run)")
 	flag.StringVar(&c.report, "report", "loadtest-report", "write report.txt/.json/.html under this folder ('' for none)")

@@ -150,9 +150,7 @@ func (p *player) run(ctx context.Context, deadline time.Time) {
 		if think >= time.Until(deadline) {
 			break // no ticket begins after the deadline
 		}
-		select {
-		case <-time.After(think):
-		case <-ctx.Done():
+		if !pause(ctx, think) {
 			return
 		}
 		switch p.role {
@@ -180,7 +178,7 @@ func (p *player) run(ctx context.Context, deadline time.Time) {
 		// other players still confirm tickets, were load the run measured
 		// as theirs. (Seamless: the operator's books are held against the
 		// journal once nothing is owed to it, after the run — seamless.go.)
-		p.until(ctx, deadline.Add(time.Duration(p.rng.Int64N(int64(2*time.Second)))))
+		pause(ctx, time.Until(deadline)+time.Duration(p.rng.Int64N(int64(2*time.Second))))
 		p.verify(ctx)
 	}
 }
@@ -252,9 +250,7 @@ func (p *player) unlessBusy(ctx context.Context, req *protocol.Request, sent ...
 		if !p.stopAt.IsZero() && time.Now().Add(wait).After(p.stopAt) {
 			return nil, errPastDeadline
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+		if !pause(ctx, wait) {
 			return nil, ctx.Err()
 		}
 	}
@@ -334,11 +330,11 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 				p.c.CloseNow()
 			}
 		case protocol.TSoCOffer:
-			p.until(ctx, shown) // a person answers what is on screen
+			pause(ctx, time.Until(shown)) // a person answers what is on screen
 			cont := p.decide()
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TChoice, Game: m.Game, Continue: &cont})
 		case protocol.TExtraOffer:
-			p.until(ctx, shown)
+			pause(ctx, time.Until(shown))
 			box := p.rng.IntN(engine.ExtraBoxes)
 			p.c.Send(ctx, &protocol.Request{Type: protocol.TBox, Game: m.Game, Box: &box})
 		case protocol.TSettled:
@@ -369,17 +365,18 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// until waits for the instant, or ctx's end.
-func (p *player) until(ctx context.Context, at time.Time) {
-	d := time.Until(at)
+// pause waits d, or less if ctx ends first (false then).
+func pause(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
-		return
+		return ctx.Err() == nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
 	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -403,9 +400,7 @@ func (p *player) reconnect(ctx context.Context) error {
 			p.stats.add(func(s *Stats) { s.Reconnects++ }) // of any cause: a drop on purpose, a restart, a takeover
 			return nil
 		}
-		select {
-		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
-		case <-ctx.Done():
+		if !pause(ctx, time.Duration(50<<attempt)*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
