@@ -235,7 +235,9 @@ func (b *Bank) Owed(ctx context.Context, player string, live bool) (int, error) 
 }
 
 // send makes one attempt at an owed call; acknowledged, it leaves the
-// outbox, otherwise it is put off (exponential backoff, 1 s to 5 min).
+// outbox, otherwise it is put off (exponential backoff, 1 s to 5 min). It
+// returns the balance answered, and whether nothing of the call is owed
+// any more (a retried call's read of the balance included).
 func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
 	var (
 		bal int64
@@ -247,13 +249,21 @@ func (b *Bank) send(ctx context.Context, c wallet.Call) (int64, bool) {
 		bal, err = b.op.Credit(ctx, operator.CreditCall{Player: c.Player, Tx: c.Tx, Round: c.Round, Amount: c.Amount, DebitTx: c.DebitTx})
 	case wallet.KindRollback:
 		bal, err = b.op.Rollback(ctx, operator.RollbackCall{Player: c.Player, Tx: c.Tx, Round: c.Round, DebitTx: c.DebitTx})
+	case wallet.KindBalance:
+		bal, err = b.op.Balance(ctx, c.Player)
 	default:
 		return 0, false
 	}
 	if err == nil {
-		if err := b.store.Outbox().Ack(ctx, c, bal, sent); err != nil {
+		read, owed, err := b.store.Outbox().Ack(ctx, c, bal, sent)
+		if err != nil {
 			// Sent again later: the operator answers as the first time.
 			b.log.Warn().Err(err).Str("tx", c.Tx).Msg("record an acknowledged call")
+		}
+		if owed {
+			// A retried call's answer may be its first again: the balance
+			// is read now, or stays owed.
+			return b.send(ctx, read)
 		}
 		return bal, true
 	}

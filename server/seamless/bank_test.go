@@ -253,6 +253,49 @@ func TestSeamlessCreditSentUntilAcknowledged(t *testing.T) {
 	}
 }
 
+// The operator answers a retried credit with its first answer, whose
+// balance is older than the next ticket's debit: the balance shown — the
+// last known, when the operator's balance cannot be read — is still the
+// operator's once nothing is owed, because a read of it is owed after
+// every retried call.
+func TestSeamlessRetriedCallDoesNotShowAnOldBalance(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "fay", time.Minute)
+	t1 := f.ticket("fay", "t1", 1, 100)
+	if _, _, err := f.bank.PlaceBet(ctx, "fay", f.fence, t1); err != nil {
+		t.Fatal(err)
+	}
+	f.ref.SetFaults(operator.Faults{Lost: 1, Calls: []string{operator.PathCredit}}) // done, unanswered
+	g := &t1.Games[0]
+	res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
+	if st, err := f.bank.Settle(ctx, "fay", f.fence, g, res); err != nil || !st.Pending {
+		t.Fatalf("settle with the credit's answer lost: %+v %v", st, err)
+	}
+	f.ref.SetFaults(operator.Faults{})
+	if _, _, err := f.bank.PlaceBet(ctx, "fay", f.fence, f.ticket("fay", "t2", 1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	// The credit's retry is answered with the balance before t2's debit;
+	// the read that follows fails, and stays owed.
+	f.ref.SetFaults(operator.Faults{Errors: 1, Calls: []string{operator.PathBalance}})
+	time.Sleep(1100 * time.Millisecond) // the credit's backoff
+	if n, err := f.bank.Owed(ctx, "fay", false); err != nil || n != 1 {
+		t.Fatalf("after the credit's retry: owed %d %v, want the balance read", n, err)
+	}
+	if o := f.owed("fay"); len(o) != 1 || o[0].Kind != wallet.KindBalance {
+		t.Fatalf("owed %+v, want one read of the balance", o)
+	}
+	a, _ := f.store.Account(ctx, "fay")
+	if b := f.book("fay"); a.OperatorBalance != b.Balance {
+		t.Fatalf("last known balance %d, the operator holds %d", a.OperatorBalance, b.Balance)
+	}
+	f.ref.SetFaults(operator.Faults{})
+	f.drain("fay")
+	if r, err := f.store.Reconcile(ctx); err != nil || !r.Clean || r.Credited != 1 {
+		t.Fatalf("reconcile: %+v %v", r, err)
+	}
+}
+
 func TestSeamlessOperatorRefusals(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, "eve", time.Minute)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,9 @@ import (
 //     refused, or the debit's answer was lost, or its session died);
 //   - the settlement adds its credit (settle.lua);
 //   - Ack removes an acknowledged call and records it (the game's
-//     "credited" field, a rollback's record) for reconcile;
+//     "credited" field, a rollback's record) for reconcile; a call that
+//     was retried leaves a read of the balance owed (b:<ms>), since its
+//     answer may be the first attempt's again;
 //   - Retry puts a failed call off (backoff).
 //
 // What finds an outbox after a crash is the recovery index: a ticket's
@@ -43,6 +46,7 @@ const (
 	KindDebit    = "debit" // in flight: rolled back unless its bet lands
 	KindRollback = "rollback"
 	KindCredit   = "credit"
+	KindBalance  = "balance" // a read: the balance a retried call answered may be stale
 )
 
 // Call is an outbox entry: an operator call owed.
@@ -75,6 +79,8 @@ func (c Call) field() string {
 		return debitField(c.Round)
 	case KindRollback:
 		return rollbackField(c.Round)
+	case KindBalance:
+		return "b:" + strconv.FormatInt(c.Since, 10)
 	}
 	return "c:" + c.Game
 }
@@ -176,21 +182,37 @@ if ARGV[3] == 'credit' then
 elseif ARGV[3] == 'rollback' then
   redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[5])
 end
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], ARGV[7], ARGV[8]) end
 return 1`)
 
 // Ack removes a call the operator acknowledged, with the balance it
 // answered (to the call sent at sentAt, ms), and keeps its trace: a credit
 // marks its game "credited", a rollback leaves a record (reconcile reads
-// both).
-func (o Outbox) Ack(ctx context.Context, c Call, balance, sentAt int64) error {
+// both). The operator answers a retried call with its first answer, whose
+// balance may be older than one answered since: it is taken as of the
+// call's writing, so that it never hides a later answer, and a read of the
+// balance is owed — returned, to be sent — so that the balance shown is
+// the operator's once nothing is owed.
+func (o Outbox) Ack(ctx context.Context, c Call, balance, sentAt int64) (read Call, owed bool, err error) {
 	k := keysOf(c.Player)
 	third := k.game(c.Game)
 	if c.Kind != KindCredit {
 		third = k.op(c.Tx)
 	}
 	keep := int64((o.s.cfg.History + 24*time.Hour).Seconds())
-	_, err := o.s.eval(ctx, ackScript, []string{k.outbox(), k.acct(), third}, c.field(), balance, c.Kind, c.Amount, keep, sentAt)
-	return err
+	field, body := "", ""
+	if c.Tries > 0 && c.Kind != KindBalance {
+		sentAt = c.Since
+		now := o.s.nowMS()
+		read = Call{Kind: KindBalance, Player: c.Player, Since: now, Due: now}
+		field, body = read.field(), read.encode()
+	}
+	cmd, err := o.s.eval(ctx, ackScript, []string{k.outbox(), k.acct(), third}, c.field(), balance, c.Kind, c.Amount, keep, sentAt, field, body)
+	if err != nil {
+		return Call{}, false, err
+	}
+	n, err := cmd.Int()
+	return read, n == 1 && field != "", err
 }
 
 var showScript = redis.NewScript(showBalanceLua + `show_balance(KEYS[1], ARGV[1], ARGV[2]) return 0`)

@@ -20,7 +20,7 @@ type Reconciliation struct {
 	Settlements int       `json:"settlements"`
 	Credited    int       `json:"credited"` // settlements whose credit the operator acknowledged
 	Unknown     int       `json:"unknown"`  // settlements whose game left Redis (archived): not checked here
-	Owed        []Call    `json:"owed"`     // calls still owed (in flight, to roll back, to credit)
+	Owed        []Call    `json:"owed"`     // calls still owed (in flight, to roll back, to credit, a balance to read)
 	Tally       OwedTally `json:"tally"`    // those, summed
 	Problems    []string  `json:"problems"` // what does not reconcile
 	Clean       bool      `json:"clean"`    // no problem and nothing owed
