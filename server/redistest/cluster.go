@@ -39,7 +39,7 @@ func StartCluster(t testing.TB, masters, replicas int) *Cluster {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	c.WaitHealthy(30*time.Second, true)
+	c.WaitHealthy(30*time.Second, replicas > 0)
 	return c
 }
 

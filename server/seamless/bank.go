@@ -7,6 +7,7 @@
 package seamless
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -47,26 +48,41 @@ var (
 	ErrUnavailable = &wallet.Error{Code: wallet.CodeWalletUnavailable}
 )
 
-// Prepare writes a ticket's debit intent while its summary is shown, so
-// that the confirmation sends the debit at once: a durable write less on
-// the way to the bet. No server rolls it back before until + InFlight, so
-// a debit sent before until has all of InFlight to be answered and its bet
-// to land. An intent whose ticket is never confirmed is forgotten
-// (Forget), or, should its server die first, rolled back by the sweep (a
-// rollback of a debit never sent: the contract answers it, and moves
-// nothing).
-func (b *Bank) Prepare(ctx context.Context, player, ticket string, total int64, until time.Time) error {
+// Prepare writes the recovery entries of a ticket's games, due at until
+// — before the debit, so that whatever happens after it the outbox is
+// found (wallet/outbox.go) — and then the debit's intent, while the
+// ticket's summary is shown, so that the confirmation sends the debit at
+// once: two durable writes less on the way to the bet. No server rolls the
+// intent back before until + InFlight, so a debit sent before until has
+// all of InFlight to be answered and its bet to land. An intent whose
+// ticket is never confirmed is forgotten (Forget), or, should its server
+// die first, rolled back by the sweep (a rollback of a debit never sent:
+// the contract answers it, and moves nothing).
+func (b *Bank) Prepare(ctx context.Context, player, ticket string, games []string, total int64, until time.Time) error {
+	if err := b.store.Recovery().Reserve(ctx, player, games, until); err != nil {
+		return err
+	}
 	return b.store.Outbox().Intend(ctx, player, ticket, total, until.Add(b.InFlight))
 }
 
-// Forget drops the intent of a ticket whose debit was never sent.
-func (b *Bank) Forget(ctx context.Context, player, ticket string) error {
-	return b.store.Outbox().Drop(ctx, player, ticket)
+// Forget drops the intent of a ticket whose debit was never sent, then its
+// recovery entries; should the first fail, the entries stay: they are what
+// leads the sweep to the intent.
+func (b *Bank) Forget(ctx context.Context, player, ticket string, games []string) error {
+	if err := b.store.Outbox().Drop(ctx, player, ticket); err != nil {
+		return err
+	}
+	due := make([]wallet.DueGame, len(games))
+	for i, id := range games {
+		due[i] = wallet.DueGame{Player: player, GameID: id}
+	}
+	return b.store.Recovery().Abandon(ctx, due...)
 }
 
 // PlaceBet debits the ticket at the operator and records the bet: the
-// debit's intent is written first (unless Prepare wrote it and t.Intended
-// has not passed), then the debit is sent, then the bet takes the intent
+// debit's intent is written first, after the games' recovery entries
+// (unless Prepare wrote both and t.Intended has not passed), then the
+// debit is sent, then the bet takes the intent
 // out (bet.lua). A refused bet's debit is rolled back; a debit whose
 // answer is lost too. A ticket dealt again (wallet.FairMoved) keeps its
 // debit: the retry sends the same transaction, which the operator answers
@@ -74,7 +90,13 @@ func (b *Bank) Forget(ctx context.Context, player, ticket string) error {
 func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
 	out := b.store.Outbox()
 	if !time.Now().Before(t.Intended) {
-		if err := out.Intend(ctx, player, t.ID, t.Total(), time.Now().Add(b.InFlight)); errors.Is(err, wallet.ErrRolledBack) {
+		// No intent in force (it lapsed, or none was prepared): the
+		// recovery entries, then the intent, are written now.
+		err := b.store.Recovery().Reserve(ctx, player, t.GameIDs(), cmp.Or(t.Due, time.Now()))
+		if err == nil {
+			err = out.Intend(ctx, player, t.ID, t.Total(), time.Now().Add(b.InFlight))
+		}
+		if errors.Is(err, wallet.ErrRolledBack) {
 			return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
 		} else if err != nil {
 			return 0, false, err
@@ -96,6 +118,7 @@ func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Tick
 		return 0, false, errors.Join(ErrUnavailable, wallet.ErrSpent)
 	}
 	t.Paid = &wallet.Paid{Balance: bal, SentAt: sent}
+	t.Due = time.Time{} // the recovery entries were written before the debit
 	_, dup, err := b.store.PlaceBet(ctx, player, fence, t)
 	var we *wallet.Error
 	var moved *wallet.FairMoved

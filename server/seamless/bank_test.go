@@ -331,8 +331,11 @@ func TestSeamlessPreparedIntent(t *testing.T) {
 	f := newFixture(t, "fay", 300*time.Millisecond)
 	until := time.Now().Add(time.Minute)
 	tk := f.ticket("fay", "t1", 1, 200)
-	if err := f.bank.Prepare(ctx, "fay", tk.ID, 200, until); err != nil {
+	if err := f.bank.Prepare(ctx, "fay", tk.ID, tk.GameIDs(), 200, until); err != nil {
 		t.Fatal(err)
+	}
+	if n, _ := f.store.Recovery().Count(ctx); n != 1 {
+		t.Fatalf("prepared: %d recovery entries, want the game's, before the debit", n)
 	}
 	if c := f.owed("fay"); len(c) != 1 || c[0].Kind != wallet.KindDebit || c[0].Due < until.Add(300*time.Millisecond).UnixMilli() {
 		t.Fatalf("prepared intent: %+v, want one debit in flight past %v", c, until)
@@ -352,21 +355,24 @@ func TestSeamlessPreparedIntent(t *testing.T) {
 	}
 
 	// Given up: forgotten, nothing sent.
-	if err := f.bank.Prepare(ctx, "fay", "t2", 100, until); err != nil {
+	if err := f.bank.Prepare(ctx, "fay", "t2", []string{"t2-0"}, 100, until); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.bank.Forget(ctx, "fay", "t2"); err != nil {
+	if err := f.bank.Forget(ctx, "fay", "t2", []string{"t2-0"}); err != nil {
 		t.Fatal(err)
 	}
 	if c := f.owed("fay"); len(c) != 0 {
 		t.Fatalf("forgotten intent still owed: %+v", c)
+	}
+	if n, _ := f.store.Recovery().Count(ctx); n != 1 {
+		t.Fatalf("forgotten: %d recovery entries, want t1's alone", n)
 	}
 
 	// Past its time, it is left to the session while one plays the player
 	// (its summary may still be on screen); once none does (its server
 	// died on the summary), it is rolled back.
 	t3 := f.ticket("fay", "t3", 1, 100)
-	if err := f.bank.Prepare(ctx, "fay", t3.ID, 100, time.Now()); err != nil {
+	if err := f.bank.Prepare(ctx, "fay", t3.ID, t3.GameIDs(), 100, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(350 * time.Millisecond)

@@ -13,11 +13,11 @@ import (
 // package seamless).
 type Bank interface {
 	// Prepare readies a ticket's payment while its summary is shown
-	// (seamless: the debit's intent), so that a confirmation before until
-	// goes straight to the debit; Forget undoes it for a ticket that will
-	// not be confirmed.
-	Prepare(ctx context.Context, player, ticket string, total int64, until time.Time) error
-	Forget(ctx context.Context, player, ticket string) error
+	// (seamless: its games' recovery entries, then the debit's intent), so
+	// that a confirmation before until goes straight to the debit; Forget
+	// undoes it for a ticket that will not be confirmed.
+	Prepare(ctx context.Context, player, ticket string, games []string, total int64, until time.Time) error
+	Forget(ctx context.Context, player, ticket string, games []string) error
 	// PlaceBet takes a ticket's stake and records its games, or refuses it
 	// whole (wallet.Store.PlaceBet's contract).
 	PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (balance int64, dup bool, err error)
@@ -43,7 +43,10 @@ func (b redisBank) Settle(ctx context.Context, player, fence string, g *wallet.G
 	return b.store.Settle(ctx, player, fence, g.ID, res)
 }
 
-func (redisBank) Prepare(context.Context, string, string, int64, time.Time) error { return nil }
-func (redisBank) Forget(context.Context, string, string) error                    { return nil }
-func (redisBank) Balance(context.Context, string) (int64, bool)                   { return 0, false }
-func (redisBank) Owed(context.Context, string, bool) (int, error)                 { return 0, nil }
+// Nothing to prepare: the bet itself writes its games' recovery entries.
+func (redisBank) Prepare(context.Context, string, string, []string, int64, time.Time) error {
+	return nil
+}
+func (redisBank) Forget(context.Context, string, string, []string) error { return nil }
+func (redisBank) Balance(context.Context, string) (int64, bool)          { return 0, false }
+func (redisBank) Owed(context.Context, string, bool) (int, error)        { return 0, nil }

@@ -37,9 +37,11 @@
 //
 // # Flow of one game
 //
-// ticket → summarise (handlers.go: the recovery entries, the bank's
-// prepared payment, a summary) →
-// confirm (handlers.go: admission, deal, the bank's bet) → play and
+// ticket → summarise (handlers.go: the player's standing, the bank's
+// prepared payment — seamless: the recovery entries and the debit's
+// intent —, a summary) →
+// confirm (handlers.go: admission, deal, the bank's bet — the Redis
+// wallet's writes the recovery entries itself) → play and
 // playGame (game.go: timed reveal, choices, the bank's settlement) →
 // ticket_done.
 //

@@ -58,12 +58,11 @@ func (s *Session) ticket(ctx context.Context, req *protocol.Request) error {
 
 // summarise stores the ticket for confirmation and shows it with warnings.
 //
-// It also does now what the bet needs done before it and what does not
-// depend on the player's decision, so that confirming is one round trip:
-// it writes the recovery-index entries of its games (before the debit, so
-// that a crash right after it still leaves the games findable by any
-// server; the sweeper drops entries whose bet never landed once the
-// player has gone). The provably fair nonces are taken by the bet itself.
+// It also has the bank prepare what the bet needs before it and what
+// does not depend on the player's decision, so that confirming is one
+// round trip (seamless: the games' recovery entries and the debit's
+// intent, before the debit; the Redis wallet's bet writes its entries
+// itself). The provably fair nonces are taken by the bet itself.
 func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) error {
 	var total int64
 	out := make([]protocol.GridSummary, len(grids))
@@ -76,27 +75,22 @@ func (s *Session) summarise(ctx context.Context, id string, grids []gridSpec) er
 		t.ids[i] = gameID(t.id, i)
 	}
 	var (
-		wg                        sync.WaitGroup
-		st                        wallet.StakeStanding
-		standErr, idxErr, prepErr error
+		wg                sync.WaitGroup
+		st                wallet.StakeStanding
+		standErr, prepErr error
 	)
-	// The recovery entries fall due after the grace period; the payment
-	// prepared holds as long, so that a player who confirms within it is
-	// never told the intent lapsed.
+	// The payment prepared holds for the grace period, so that a player
+	// who confirms within it is never told the intent lapsed.
 	due := time.Now().Add(s.hub.cfg.Grace)
 	s.hub.warm.Join(&wg, func() { st, standErr = s.hub.store.StakeStanding(ctx, s.player) })
-	s.hub.warm.Join(&wg, func() {
-		idxErr = retryTransient(ctx, func() error {
-			return s.hub.store.Recovery().Reserve(ctx, s.player, t.ids, due)
-		})
-	})
-	// On this goroutine, beside the two: nothing to hand over when the
+	// On this goroutine, beside the read: nothing to hand over when the
 	// bank has nothing to prepare (WALLET=redis).
-	if prepErr = s.hub.bank.Prepare(ctx, s.player, t.id, total, due); prepErr == nil {
+	prepErr = retryTransient(ctx, func() error { return s.hub.bank.Prepare(ctx, s.player, t.id, t.ids, total, due) })
+	if prepErr == nil {
 		t.intended = due
 	}
 	wg.Wait()
-	if err := errors.Join(standErr, idxErr, prepErr); err != nil {
+	if err := errors.Join(standErr, prepErr); err != nil {
 		s.abandon(t)
 		return err
 	}
@@ -147,25 +141,15 @@ func (s *Session) loadFair(ctx context.Context) (wallet.FairState, error) {
 }
 
 // abandon forgets a ticket that will not be confirmed — its prepared
-// payment, then its recovery entries — unless a confirmation went
-// unanswered, which may have landed.
+// payment — unless a confirmation went unanswered, which may have landed.
 func (s *Session) abandon(t *pendingTicket) {
 	if t.unsure {
 		return
 	}
-	games := make([]wallet.DueGame, len(t.ids))
-	for i, id := range t.ids {
-		games[i] = wallet.DueGame{Player: s.player, GameID: id}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.hub.bank.Forget(ctx, s.player, t.id); err != nil {
-		// Its entries stay: they are what leads the sweep to undo it.
+	if err := s.hub.bank.Forget(ctx, s.player, t.id, t.ids); err != nil {
 		s.log().Warn().Err(err).Msg("forget an unconfirmed ticket's payment (the sweep undoes it)")
-		return
-	}
-	if err := s.hub.store.Recovery().Abandon(ctx, games...); err != nil {
-		s.log().Warn().Err(err).Msg("drop an unconfirmed ticket from the recovery index (the sweep will)")
 	}
 }
 
@@ -280,7 +264,8 @@ func (s *Session) deal(t *pendingTicket) (wallet.Ticket, error) {
 	f := s.fair
 	now := time.Now().UnixMilli()
 	commit := engine.SeedCommitment(f.Seed)
-	tk := wallet.Ticket{ID: t.id, Seed: f.Seed, Intended: t.intended}
+	// The games' recovery entries fall due after the grace period.
+	tk := wallet.Ticket{ID: t.id, Seed: f.Seed, Intended: t.intended, Due: time.Now().Add(s.hub.cfg.Grace)}
 	for i, g := range t.grids {
 		nonce := f.Next + uint64(i)
 		o, err := s.hub.table.Deal(engine.NewFairSource(f.Seed, f.Client, nonce), g.picks, g.stake)

@@ -49,6 +49,12 @@ type Ticket struct {
 	// before this instant: a confirmation before it sends the debit at
 	// once. Zero: the intent is written with the confirmation.
 	Intended time.Time
+	// Due: the recovery entries of its games (recovery.go) are written by
+	// the bet, due then — in the bet's own script, where the index shares
+	// the player's Redis (no write of its own: one fsync a ticket less),
+	// just before it in a Cluster. Zero: the caller reserved them (seamless
+	// mode: with the debit's intent, before the debit).
+	Due time.Time
 }
 
 // Paid is an acknowledged operator debit of a ticket: the balance it
@@ -62,6 +68,15 @@ type FairMoved struct{ Current FairInputs }
 
 func (e *FairMoved) Error() string {
 	return "wallet: the provably fair inputs moved; deal the ticket again"
+}
+
+// GameIDs lists the ids of the ticket's games.
+func (t Ticket) GameIDs() []string {
+	ids := make([]string, len(t.Games))
+	for i, g := range t.Games {
+		ids[i] = g.ID
+	}
+	return ids
 }
 
 // Total is the ticket's stake in cents.
@@ -108,6 +123,22 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		keys = append(keys, k.game(g.ID))
 		games = append(games, g.ID, rec, s.seal.Tag(recordTagged(g.ID, string(rec))...))
 	}
+	reserve := []any{""} // the index entries' due time (ms), then their members
+	if !t.Due.IsZero() {
+		ids := t.GameIDs()
+		if s.cluster() {
+			// The index lives on another node: written first, durably.
+			if err := s.Recovery().Reserve(ctx, player, ids, t.Due); err != nil {
+				return 0, false, err
+			}
+		} else {
+			keys = append(keys, openIndex)
+			reserve = []any{t.Due.UnixMilli()}
+			for _, id := range ids {
+				reserve = append(reserve, indexMember(player, id))
+			}
+		}
+	}
 	interval, tolerance := s.cfg.BetRate.gcra()
 	payload := struct {
 		Ticket string            `json:"ticket"`
@@ -118,8 +149,8 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
 			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds(), debit, opBalance, opAt}
-		args = append(append(args, journalArgs(e)...), games...)
-		return s.run(ctx, betScript, keys, args...)
+		args = append(append(append(args, journalArgs(e)...), len(reserve)), reserve...)
+		return s.run(ctx, betScript, keys, append(args, games...)...)
 	})
 	if err != nil {
 		return 0, false, err

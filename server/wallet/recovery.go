@@ -22,16 +22,20 @@ import (
 // drops it (nothing is ever paid from the index alone). Hence the
 // transitions, each a method:
 //
-//   - Reserve, before the bet: a crash between the debit and anything
-//     else still leaves the game findable (durably written, like the bet);
+//   - Reserve, with the bet or before it: the bet script writes its games'
+//     entries itself where the index shares the player's Redis (Ticket.Due),
+//     just before it in a Cluster; in seamless mode they are written with
+//     the debit's intent, before the debit, so that a crash between the
+//     debit and anything else still leaves the game (and its outbox)
+//     findable — durably, like the bet;
 //   - Abandon, when a ticket's bet is known not to have landed;
 //   - HandOver, when the player leaves with games open: due after the
 //     grace period (and again, when a sweep finds the player back);
 //   - Settled, once the game is paid (batched by the caller: a stale
 //     entry costs only a sweep's look).
 //
-// The index lives outside the players' hash slots, so it is written beside
-// (not inside) the money scripts.
+// The index lives outside the players' hash slots, so in a Cluster it is
+// written beside (not inside) the money scripts.
 type Recovery struct{ s *Store }
 
 const openIndex = "keno:open"

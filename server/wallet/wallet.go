@@ -132,6 +132,13 @@ func (s *Store) durably(ctx context.Context, key string, queue func(redis.Pipeli
 	return nil
 }
 
+// cluster reports whether Redis is a Cluster: keys of different hash
+// slots cannot be written by one script.
+func (s *Store) cluster() bool {
+	_, ok := s.rdb.(*redis.ClusterClient)
+	return ok
+}
+
 // node is the client of the master that owns key (the store's own client
 // when Redis is not a cluster).
 func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {

@@ -435,6 +435,44 @@ func TestBetRefusals(t *testing.T) {
 	})
 }
 
+// A bet writes its games' recovery entries with it — in its own script on
+// one Redis, just before it in a Cluster (another node holds the index) —
+// and on one Redis a refused bet writes none.
+func TestBetWritesItsRecoveryEntries(t *testing.T) {
+	check := func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "rita", "d", 300)
+		fence, _ := s.Claim(ctx, "rita", time.Minute)
+		due := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+		tk := ticket(t, "rita", "t1", 2, 100)
+		tk.Due = due
+		if _, _, err := placeFair(ctx, s, "rita", fence, tk); err != nil {
+			t.Fatal(err)
+		}
+		if early, _ := s.Recovery().Due(ctx, due.Add(-time.Millisecond), 10); len(early) != 0 {
+			t.Fatalf("entries due before their time: %+v", early)
+		}
+		got, err := s.Recovery().Due(ctx, due, 10)
+		if err != nil || len(got) != 2 || !slices.Contains(got, DueGame{"rita", "t1-0"}) || !slices.Contains(got, DueGame{"rita", "t1-1"}) {
+			t.Fatalf("after the bet: %+v %v, want t1's two games", got, err)
+		}
+		refused := ticket(t, "rita", "t2", 2, 100) // 2 € on 1 € left
+		refused.Due = due
+		if _, _, err := placeFair(ctx, s, "rita", fence, refused); err == nil {
+			t.Fatal("a bet over the balance was accepted")
+		}
+		want := int64(2)
+		if s.cluster() {
+			want = 4 // written before the refusal: stale, and dropped by a sweep
+		}
+		if n, _ := s.Recovery().Count(ctx); n != want {
+			t.Fatalf("after a refused bet: %d entries, want %d", n, want)
+		}
+	}
+	eachBackend(t, check)
+	t.Run("cluster", func(t *testing.T) { check(t, newStore(t, redistest.StartCluster(t, 3, 0).Client())) })
+}
+
 func TestTicketMax(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()

@@ -16,7 +16,11 @@
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       server seed (hex), client seed, first nonce, lease (ms),
 --       seamless: the debit's outbox field ('' otherwise), the operator's balance after it and when the debit was sent (ms),
---       journal(5), then per game: game id, record (JSON), seal tag of the record
+--       journal(5), n, the recovery entries (n-1 members after their due time in ms; n = 1, '': none),
+--       then per game: game id, record (JSON), seal tag of the record
+-- The recovery entries (recovery.go) are the one write outside the
+-- player's keys: only where Redis is not a Cluster, the recovery index as
+-- the last key.
 local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair, outbox =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
@@ -26,7 +30,8 @@ local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
 local lease_ms = tonumber(ARGV[12])
 local debit, op_balance, op_at = ARGV[13], ARGV[14], ARGV[15]
 local j = journal_args(16)
-local first = 21
+local nreserve = tonumber(ARGV[21])
+local first = 22 + nreserve
 local nkeys = 12
 
 local done = redis.call('GET', op)
@@ -97,6 +102,10 @@ for i = first, #ARGV, 3 do
   redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'created', now, 'cursor', score)
   redis.call('ZADD', hist, score, gid)
   redis.call('SADD', open, gid)
+end
+if nreserve > 1 then
+  local due = ARGV[22]
+  for i = 23, first - 1 do redis.call('ZADD', KEYS[#KEYS], due, ARGV[i]) end
 end
 ledger(lkey, now, 'stake', -total, bal, j.seq)
 commit(acct, jkey, j, bal, a.house + total)

@@ -1,5 +1,7 @@
 -- Shared by every wallet script (prepended in Go). Every key a script
--- touches belongs to one player and carries the player's {hash tag}.
+-- touches belongs to one player and carries the player's {hash tag} —
+-- but the recovery index, which the bet writes where Redis is not a
+-- Cluster (bet.lua).
 
 -- The account hash in one read: balance, house, and the journal head.
 local function account(acct)
