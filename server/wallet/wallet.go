@@ -81,13 +81,14 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 	return cmd.Slice()
 }
 
-// eval executes a script on the master that owns keys[0]. When the
+// eval executes a script on the master that owns keys[0], in a batch with
+// other callers' (commit.go). When the
 // durability contract needs a wait (durability.go), the wait follows the
 // script in the same pipeline, and a write not confirmed durable in time is
 // reported as ErrNotDurable (refusals, which write nothing, are not).
 func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	if !s.waits() {
-		return script.Run(ctx, s.rdb, keys, args...), nil
+		return s.commit.run(ctx, s.rdb, script, keys, args...), nil
 	}
 	node, err := s.node(ctx, keys[0])
 	if err != nil {
@@ -192,6 +193,8 @@ type Store struct {
 	heads sync.Map
 
 	cold Cold // the archive, when there is one (tiers.go)
+
+	commit groupCommit // the scripts' writes, sent together (commit.go)
 }
 
 // New returns a store over rdb with journal sealing key sealKey.

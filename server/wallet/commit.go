@@ -1,0 +1,123 @@
+package wallet
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// groupCommit sends the money scripts of concurrent callers to Redis
+// together, in one pipeline. With appendfsync always, Redis syncs its
+// append-only file once per event-loop iteration that wrote, whatever it
+// wrote: a script alone in its iteration costs it several times the CPU of
+// one among many (redis-benchmark on this project's VM: 91 µs of Redis CPU
+// per write alone, 13 µs four to a pipeline). Redis is the tier every
+// server shares, so this server gathers its writes instead of counting on
+// them to meet there.
+//
+// No goroutine of its own: the first caller to find nothing in flight
+// leads — once the oldest call queued is window old, it sends what is
+// queued, its own call among it — and, when that batch is answered, hands
+// the lead to the first caller queued meanwhile. A call waits at most the
+// window and one batch's round trip more than it would alone; what it
+// saves (2 000 players at a 2 s think on this VM, window 3 ms: 0.75
+// instead of 1.8 fsyncs a game, Redis CPU a game −35 %) is worth it for a
+// bet that a person confirmed and a settlement already shown.
+//
+// A call queued is sent whatever happens to its caller's context (a money
+// script either runs or not; the caller learns which) — unless that
+// context ended before the batch left, in which case it is not sent. The
+// batch's own time is bounded by the client's timeouts.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*queued
+	leading bool // a batch is being sent; its leader hands on the lead
+}
+
+// maxBatch bounds a batch (and so the wait of its last caller).
+const maxBatch = 128
+
+// window: how long the oldest call of a batch waits for others.
+const window = 3 * time.Millisecond
+
+type queued struct {
+	ctx    context.Context
+	script *redis.Script
+	keys   []string
+	args   []any
+	cmd    *redis.Cmd
+	at     time.Time     // queued
+	wake   chan struct{} // closed once cmd is answered, or lead is set
+	lead   bool          // woken to send the next batch
+}
+
+// run sends script with the batch it joins and returns its answer.
+func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	q := &queued{ctx: ctx, script: script, keys: keys, args: args, at: time.Now(), wake: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, q)
+	if g.leading {
+		g.mu.Unlock()
+		<-q.wake
+		if !q.lead {
+			return q.cmd
+		}
+		g.mu.Lock()
+	}
+	g.leading = true
+	if wait := window - time.Since(g.queue[0].at); wait > 0 {
+		g.mu.Unlock()
+		time.Sleep(wait)
+		g.mu.Lock()
+	}
+	n := min(len(g.queue), maxBatch)
+	batch := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	g.mu.Unlock()
+
+	send(rdb, batch)
+
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.leading = false
+	} else {
+		next := g.queue[0]
+		next.lead = true
+		close(next.wake)
+	}
+	g.mu.Unlock()
+	for _, b := range batch {
+		if b != q {
+			close(b.wake)
+		}
+	}
+	return q.cmd
+}
+
+// send runs a batch in one pipeline. A script Redis does not have cached
+// yet (NOSCRIPT: it ran nothing) is sent again alone, which loads it.
+func send(rdb redis.UniversalClient, batch []*queued) {
+	ctx := context.Background()
+	pipe := rdb.Pipeline()
+	var sent []*queued
+	for _, q := range batch {
+		if err := q.ctx.Err(); err != nil {
+			q.cmd = redis.NewCmd(q.ctx)
+			q.cmd.SetErr(err)
+			continue
+		}
+		q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
+		sent = append(sent, q)
+	}
+	if len(sent) == 0 {
+		return
+	}
+	pipe.Exec(ctx) // each command carries its own error
+	for _, q := range sent {
+		if redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+			q.cmd = q.script.Run(ctx, rdb, q.keys, q.args...)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package wallet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"keno/server/redistest"
+)
+
+// pipelines records the size of every pipeline of scripts a client sends, and holds
+// the first until release is closed.
+type pipelines struct {
+	mu      sync.Mutex
+	sizes   []int
+	release chan struct{}
+}
+
+func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if cmds[0].Name() != "evalsha" {
+			return next(ctx, cmds) // the client's own (a connection's handshake)
+		}
+		p.mu.Lock()
+		first := len(p.sizes) == 0
+		p.sizes = append(p.sizes, len(cmds))
+		p.mu.Unlock()
+		if first {
+			<-p.release
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Scripts called together leave in one pipeline, each caller gets its own
+// answer, a script Redis has not cached yet is loaded, and a call whose
+// context ended before its batch left is not sent.
+func TestGroupCommit(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	hook := &pipelines{release: make(chan struct{})}
+	rdb.AddHook(hook)
+	var g groupCommit
+	incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`) // never loaded: NOSCRIPT first
+	ctx := context.Background()
+
+	const n = 20
+	var wg sync.WaitGroup
+	got := make([]int64, n)
+	errs := make([]error, n)
+	call := func(i int, ctx context.Context) {
+		defer wg.Done()
+		got[i], errs[i] = g.run(ctx, rdb, incr, []string{fmt.Sprint("k", i)}, i+1).Int64()
+	}
+	wg.Add(1)
+	go call(0, ctx) // leads, and is held in flight
+	queued := func(want int) {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			g.mu.Lock()
+			q := len(g.queue)
+			g.mu.Unlock()
+			if q == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls queued, want %d", q, want)
+			}
+		}
+	}
+	queued(0)
+	for hook.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		if i == n-1 {
+			go call(i, cancelled)
+		} else {
+			go call(i, ctx)
+		}
+	}
+	queued(n - 1)
+	cancel()
+	close(hook.release)
+	wg.Wait()
+
+	for i := 0; i < n-1; i++ {
+		if errs[i] != nil || got[i] != int64(i+1) {
+			t.Errorf("call %d: %d %v, want %d", i, got[i], errs[i], i+1)
+		}
+	}
+	if !errors.Is(errs[n-1], context.Canceled) {
+		t.Errorf("a call cancelled before its batch left: %d %v", got[n-1], errs[n-1])
+	}
+	if v, err := rdb.Exists(ctx, fmt.Sprint("k", n-1)).Result(); err != nil || v != 0 {
+		t.Errorf("the cancelled call ran: %d %v", v, err)
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	// The first call alone; the 18 queued meanwhile in one pipeline (the
+	// cancelled one left out); NOSCRIPT sends each again alone, which loads
+	// the script.
+	if len(hook.sizes) < 2 || hook.sizes[0] != 1 || hook.sizes[1] != n-2 {
+		t.Errorf("pipelines sent: %v, want 1 then %d", hook.sizes, n-2)
+	}
+}
+
+func (p *pipelines) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sizes)
+}
