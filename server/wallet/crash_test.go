@@ -14,18 +14,17 @@ import (
 	"keno/server/redistest"
 )
 
-// retry repeats op until it succeeds: after a connection error nobody knows
-// whether the write landed, so the only safe move is the same operation id
-// again — which the scripts make harmless.
-var failedAttempts atomic.Int64
-
-func retry(t *testing.T, deadline time.Time, op func() error) {
+// retry repeats op until it succeeds, counting its failures in failed:
+// after a connection error nobody knows whether the write landed, so the
+// only safe move is the same operation id again — which the scripts make
+// harmless.
+func retry(t *testing.T, deadline time.Time, failed *atomic.Int64, op func() error) {
 	for {
 		err := op()
 		if err == nil {
 			return
 		}
-		failedAttempts.Add(1)
+		failed.Add(1)
 		if time.Now().After(deadline) {
 			t.Errorf("gave up: %v", err)
 			return
@@ -40,13 +39,18 @@ func retry(t *testing.T, deadline time.Time, op func() error) {
 // exactly once.
 func TestRedisCrashMidLoad(t *testing.T) {
 	srv := redistest.Start(t)
+	// No retry by the client, and one quick dial: an operation during the
+	// outage fails (rather than waiting, in the dialer, for Redis to be
+	// back) and is retried here, whether or not it landed.
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 32, MaxRetries: -1,
-		DialTimeout: 200 * time.Millisecond, ReadTimeout: time.Second, WriteTimeout: time.Second})
+		DialTimeout: 200 * time.Millisecond, DialerRetries: 1, DialerRetryTimeout: time.Millisecond,
+		ReadTimeout: time.Second, WriteTimeout: time.Second})
 	defer rdb.Close()
 	s := newStore(t, rdb)
 	ctx := context.Background()
 
 	const players, tickets = 16, 12
+	var failed atomic.Int64
 	deadline := time.Now().Add(60 * time.Second)
 	var placed atomic.Int64
 	crashAt := int64(players * tickets / 3)
@@ -59,19 +63,19 @@ func TestRedisCrashMidLoad(t *testing.T) {
 		go func(p int) {
 			defer wg.Done()
 			player := fmt.Sprint("crash", p)
-			retry(t, deadline, func() error { _, err := s.Deposit(ctx, player, "seed", 50_000); return err })
+			retry(t, deadline, &failed, func() error { _, err := s.Deposit(ctx, player, "seed", 50_000); return err })
 			var fence string
-			retry(t, deadline, func() (err error) { fence, err = s.Claim(ctx, player, time.Hour); return })
+			retry(t, deadline, &failed, func() (err error) { fence, err = s.Claim(ctx, player, time.Hour); return })
 			for i := 0; i < tickets; i++ {
 				tk := ticket(t, player, fmt.Sprintf("%s-t%d", player, i), 1+i%3, 100)
-				retry(t, deadline, func() error { _, _, err := placeFair(ctx, s, player, fence, tk); return err })
+				retry(t, deadline, &failed, func() error { _, _, err := placeFair(ctx, s, player, fence, tk); return err })
 				if placed.Add(1) == crashAt {
 					close(crashed)
 				}
 				for _, g := range tk.Games {
 					expectStake[p] += g.Outcome.Stake
 					res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{Continue: true})
-					retry(t, deadline, func() error { _, err := s.Settle(ctx, player, fence, g.ID, res); return err })
+					retry(t, deadline, &failed, func() error { _, err := s.Settle(ctx, player, fence, g.ID, res); return err })
 					expectWin[p] += res.Win
 				}
 			}
@@ -82,10 +86,10 @@ func TestRedisCrashMidLoad(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	srv.Restart()
 	wg.Wait()
-	if failedAttempts.Load() == 0 {
+	if failed.Load() == 0 {
 		t.Fatal("no operation failed: the crash happened outside the load")
 	}
-	t.Logf("%d operations failed during the outage and were retried", failedAttempts.Load())
+	t.Logf("%d operations failed during the outage and were retried", failed.Load())
 
 	b := mustBooks(t, s)
 	if b.Players != players || b.Deposited != players*50_000 {
