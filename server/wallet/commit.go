@@ -96,8 +96,9 @@ func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script
 	return q.cmd
 }
 
-// send runs a batch in one pipeline. A script Redis does not have cached
-// yet (NOSCRIPT: it ran nothing) is sent again alone, which loads it.
+// send runs a batch in one pipeline. The scripts Redis does not have
+// cached (NOSCRIPT: they ran nothing — a restarted Redis) are loaded, once
+// each, and their calls sent again together.
 func send(rdb redis.UniversalClient, batch []*queued) {
 	ctx := context.Background()
 	pipe := rdb.Pipeline()
@@ -115,9 +116,26 @@ func send(rdb redis.UniversalClient, batch []*queued) {
 		return
 	}
 	pipe.Exec(ctx) // each command carries its own error
+	var again []*queued
+	loaded := map[*redis.Script]error{}
 	for _, q := range sent {
-		if redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
-			q.cmd = q.script.Run(ctx, rdb, q.keys, q.args...)
+		if !redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+			continue
 		}
+		err, ok := loaded[q.script]
+		if !ok {
+			err = q.script.Load(ctx, rdb).Err()
+			loaded[q.script] = err
+		}
+		if err == nil {
+			again = append(again, q)
+		}
+	}
+	if len(again) > 0 {
+		pipe := rdb.Pipeline()
+		for _, q := range again {
+			q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
+		}
+		pipe.Exec(ctx)
 	}
 }
