@@ -95,6 +95,7 @@ func New(cfg Config) (*App, error) {
 		return metrics.PoolStats{Total: p.TotalConns, Idle: p.IdleConns, Waits: p.WaitCount, Timeouts: p.Timeouts,
 			Waited: time.Duration(p.WaitDurationNs)}
 	})
+	a.Metrics.WatchBatches(a.Store.Batches)
 	if err := a.openArchive(); err != nil {
 		rdb.Close()
 		return nil, err

@@ -254,6 +254,12 @@ func TestOpsFiguresAreClusterWide(t *testing.T) {
 	if m == nil || m[1] == "0" {
 		t.Errorf("server b's /metrics should show its open Redis connections, got %v", m)
 	}
+	// The group commit's counts: scripts sent, and the pipelines they left in.
+	for _, name := range []string{"keno_redis_scripts_total", "keno_redis_script_batches_total"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` \d+$`).Match(body) {
+			t.Errorf("server b's /metrics should export %s", name)
+		}
+	}
 }
 
 // Every request gets an id (a sane one from the proxy is kept), echoed in

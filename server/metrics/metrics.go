@@ -174,6 +174,24 @@ func (m *Metrics) WatchRedisPool(stats func() PoolStats) {
 		func(p PoolStats) float64 { return float64(p.Timeouts) })
 }
 
+// WatchBatches exports the group commit's counts (wallet.Store.Batches),
+// read at each scrape: the money scripts sent and the pipelines they left
+// in — their ratio is the mean batch, how much Redis's fsyncs are shared.
+func (m *Metrics) WatchBatches(stats func() (batches, scripts int64)) {
+	for _, c := range []struct {
+		name, help string
+		v          func() float64
+	}{
+		{"keno_redis_script_batches_total", "Pipelines of money scripts sent to Redis (the group commit's batches).",
+			func() float64 { b, _ := stats(); return float64(b) }},
+		{"keno_redis_scripts_total", "Money scripts sent to Redis; divided by keno_redis_script_batches_total, the mean batch.",
+			func() float64 { _, n := stats(); return float64(n) }},
+	} {
+		m.names[c.name] = true
+		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, c.v))
+	}
+}
+
 // ObserveRedis records one wallet operation's latency and error.
 func (m *Metrics) ObserveRedis(op string, start time.Time, err error) {
 	m.RedisOp.WithLabelValues(op).Observe(time.Since(start).Seconds())

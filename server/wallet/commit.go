@@ -3,6 +3,7 @@ package wallet
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,6 +35,14 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*queued
 	leading bool // a batch is being sent; its leader hands on the lead
+
+	batches, scripts atomic.Int64 // sent since start (metrics: scripts / batches is the mean batch)
+}
+
+// Batches reports how many money scripts were sent to Redis, and in how
+// many pipelines, since the store was made.
+func (s *Store) Batches() (batches, scripts int64) {
+	return s.commit.batches.Load(), s.commit.scripts.Load()
 }
 
 // maxBatch bounds a batch (and so the wait of its last caller).
@@ -77,7 +86,7 @@ func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
-	send(rdb, batch)
+	g.send(rdb, batch)
 
 	g.mu.Lock()
 	if len(g.queue) == 0 {
@@ -99,7 +108,7 @@ func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script
 // send runs a batch in one pipeline. The scripts Redis does not have
 // cached (NOSCRIPT: they ran nothing — a restarted Redis) are loaded, once
 // each, and their calls sent again together.
-func send(rdb redis.UniversalClient, batch []*queued) {
+func (g *groupCommit) send(rdb redis.UniversalClient, batch []*queued) {
 	ctx := context.Background()
 	pipe := rdb.Pipeline()
 	var sent []*queued
@@ -115,6 +124,8 @@ func send(rdb redis.UniversalClient, batch []*queued) {
 	if len(sent) == 0 {
 		return
 	}
+	g.batches.Add(1)
+	g.scripts.Add(int64(len(sent)))
 	pipe.Exec(ctx) // each command carries its own error
 	var again []*queued
 	loaded := map[*redis.Script]error{}

@@ -114,6 +114,11 @@ func TestGroupCommit(t *testing.T) {
 	if v, err := rdb.Exists(ctx, fmt.Sprint("k", n-1)).Result(); err != nil || v != 0 {
 		t.Errorf("the cancelled call ran: %d %v", v, err)
 	}
+	// Counted: the first call's batch and the 18's (their second sending
+	// is the same batch's).
+	if batches, scripts := g.batches.Load(), g.scripts.Load(); batches != 2 || scripts != n-1 {
+		t.Errorf("counted %d batches of %d scripts, want 2 of %d", batches, scripts, n-1)
+	}
 	hook.mu.Lock()
 	defer hook.mu.Unlock()
 	// The first call alone; the 18 queued meanwhile in one pipeline (the
