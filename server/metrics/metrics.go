@@ -157,9 +157,7 @@ func (m *Metrics) WatchRedisPool(stats func() PoolStats) {
 			func() float64 { return v(stats()) }))
 	}
 	counter := func(name, help string, v func(PoolStats) float64) {
-		m.names[name] = true
-		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return v(stats()) }))
+		m.counterFunc(name, help, func() float64 { return v(stats()) })
 	}
 	const conns = "keno_redis_pool_connections"
 	gauge(conns, "Connections of the Redis client's pool, by state.", prometheus.Labels{"state": "open"},
@@ -178,18 +176,16 @@ func (m *Metrics) WatchRedisPool(stats func() PoolStats) {
 // read at each scrape: the money scripts sent and the pipelines they left
 // in — their ratio is the mean batch, how much Redis's fsyncs are shared.
 func (m *Metrics) WatchBatches(stats func() (batches, scripts int64)) {
-	for _, c := range []struct {
-		name, help string
-		v          func() float64
-	}{
-		{"keno_redis_script_batches_total", "Pipelines of money scripts sent to Redis (the group commit's batches).",
-			func() float64 { b, _ := stats(); return float64(b) }},
-		{"keno_redis_scripts_total", "Money scripts sent to Redis; divided by keno_redis_script_batches_total, the mean batch.",
-			func() float64 { _, n := stats(); return float64(n) }},
-	} {
-		m.names[c.name] = true
-		m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, c.v))
-	}
+	m.counterFunc("keno_redis_script_batches_total", "Pipelines of money scripts sent to Redis (the group commit's batches).",
+		func() float64 { b, _ := stats(); return float64(b) })
+	m.counterFunc("keno_redis_scripts_total", "Money scripts sent to Redis; divided by keno_redis_script_batches_total, the mean batch.",
+		func() float64 { _, n := stats(); return float64(n) })
+}
+
+// counterFunc registers a counter read at each scrape.
+func (m *Metrics) counterFunc(name, help string, v func() float64) {
+	m.names[name] = true
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, v))
 }
 
 // ObserveRedis records one wallet operation's latency and error.
