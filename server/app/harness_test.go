@@ -81,17 +81,29 @@ func ctxT(t *testing.T) context.Context {
 // player makes a funded player and returns a connected client.
 func (ts *testServer) player(name string, deposit int64) *protocol.Client {
 	ts.t.Helper()
+	return ts.playerIn(1, name, deposit)
+}
+
+// playerIn makes a funded player connected in protocol version v.
+func (ts *testServer) playerIn(v int, name string, deposit int64) *protocol.Client {
+	ts.t.Helper()
 	if deposit > 0 {
 		if _, err := ts.app.Store.Deposit(context.Background(), name, "seed-"+name, deposit); err != nil {
 			ts.t.Fatal(err)
 		}
 	}
-	return ts.connect(name)
+	return ts.connectIn(v, name)
 }
 
 func (ts *testServer) connect(name string) *protocol.Client {
 	ts.t.Helper()
-	c, err := protocol.Connect(ctxT(ts.t), ts.url, ts.app.Signer.Issue(name, time.Now().Add(time.Hour)))
+	return ts.connectIn(1, name)
+}
+
+// connectIn connects the player in protocol version v.
+func (ts *testServer) connectIn(v int, name string) *protocol.Client {
+	ts.t.Helper()
+	c, err := protocol.ConnectVersion(ctxT(ts.t), ts.url, ts.app.Signer.Issue(name, time.Now().Add(time.Hour)), v)
 	if err != nil {
 		ts.t.Fatalf("connect %s: %v", name, err)
 	}

@@ -174,7 +174,7 @@ func TestAheadSendsEachStepAtOnce(t *testing.T) {
 		c.Session.DecisionTimeout = 300 * time.Millisecond
 	})
 	before := time.Now().UnixMilli()
-	c := ts.playerAhead("ahead", 5_000)
+	c := ts.playerIn(2, "ahead", 5_000)
 	if w := c.Welcome; w.Version != 2 || w.Now < before || w.Now > time.Now().UnixMilli() {
 		t.Fatalf("welcome version %d, now %d (connected at %d)", w.Version, w.Now, before)
 	}
@@ -237,20 +237,6 @@ func TestAheadSendsEachStepAtOnce(t *testing.T) {
 	ts.checkBooks()
 }
 
-// playerAhead makes a funded player connected in protocol version 2.
-func (ts *testServer) playerAhead(name string, deposit int64) *protocol.Client {
-	ts.t.Helper()
-	if _, err := ts.app.Store.Deposit(context.Background(), name, "seed-"+name, deposit); err != nil {
-		ts.t.Fatal(err)
-	}
-	c, err := protocol.ConnectVersion(ctxT(ts.t), ts.url, ts.app.Signer.Issue(name, time.Now().Add(time.Hour)), 2)
-	if err != nil {
-		ts.t.Fatalf("connect %s: %v", name, err)
-	}
-	ts.t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // In version 2 a shutdown still lets the reveal reach its pause on the
 // player's screen — the offer's turn, not the instant it was sent ahead —
 // and the game resumes on another server.
@@ -258,7 +244,7 @@ func TestAheadShutdownWaitsForTheScreen(t *testing.T) {
 	a := startServer(t, nil, func(c *Config) {
 		c.Session.ColorInterval, c.Session.NumberInterval = 60*time.Millisecond, 60*time.Millisecond
 	})
-	seen := shutdownMidGame(t, a, a.playerAhead("sam", 1_000))
+	seen := shutdownMidGame(t, a, a.playerIn(2, "sam", 1_000))
 	at := time.Now().UnixMilli()
 	var shown int64 // the main result's t: the offer is on screen after it
 	for _, m := range seen {
