@@ -93,6 +93,17 @@ func (f *fixture) owed(player string) []wallet.Call {
 	return calls
 }
 
+// settleOwed settles g with the default choices while the operator's
+// credits fail: the settlement stands and its credit stays owed.
+func (f *fixture) settleOwed(player string, g *wallet.GameRecord) engine.Result {
+	f.t.Helper()
+	res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
+	if st, err := f.bank.Settle(context.Background(), player, f.fence, g, res); err != nil || !st.Pending {
+		f.t.Fatalf("settle with the credit failing: %+v %v", st, err)
+	}
+	return res
+}
+
 // drain sends what is owed until nothing is (backoff included).
 func (f *fixture) drain(player string) {
 	deadline := time.Now().Add(20 * time.Second)
@@ -233,12 +244,7 @@ func TestSeamlessCreditSentUntilAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.ref.SetFaults(operator.Faults{Lost: 0.5, Errors: 0.5, Calls: []string{operator.PathCredit}})
-	g := &tk.Games[0]
-	res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
-	st, err := f.bank.Settle(ctx, "dee", f.fence, g, res)
-	if err != nil || !st.Pending {
-		t.Fatalf("settle with the credit failing: %+v %v", st, err)
-	}
+	res := f.settleOwed("dee", &tk.Games[0])
 	if r, _ := f.store.Reconcile(ctx); r.Clean || len(r.Owed) != 1 || len(r.Problems) != 0 {
 		t.Fatalf("reconcile with a credit owed: %+v", r)
 	}
@@ -266,11 +272,7 @@ func TestSeamlessRetriedCallDoesNotShowAnOldBalance(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.ref.SetFaults(operator.Faults{Lost: 1, Calls: []string{operator.PathCredit}}) // done, unanswered
-	g := &t1.Games[0]
-	res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
-	if st, err := f.bank.Settle(ctx, "fay", f.fence, g, res); err != nil || !st.Pending {
-		t.Fatalf("settle with the credit's answer lost: %+v %v", st, err)
-	}
+	f.settleOwed("fay", &t1.Games[0])
 	f.ref.SetFaults(operator.Faults{})
 	if _, _, err := f.bank.PlaceBet(ctx, "fay", f.fence, f.ticket("fay", "t2", 1, 100)); err != nil {
 		t.Fatal(err)
