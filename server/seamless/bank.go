@@ -83,9 +83,9 @@ func (b *Bank) Forget(ctx context.Context, player, ticket string, games []string
 // debit's intent is written first, after the games' recovery entries
 // (unless Prepare wrote both and t.Intended has not passed), then the
 // debit is sent, then the bet takes the intent out (bet.lua). A refused
-// bet's debit is rolled back; a debit whose answer is lost too. A ticket dealt again (wallet.FairMoved) keeps its
-// debit: the retry sends the same transaction, which the operator answers
-// as the first time.
+// bet's debit is rolled back; a debit whose answer is lost too. A ticket
+// dealt again (wallet.FairMoved) keeps its debit: the retry sends the same
+// transaction, which the operator answers as the first time.
 func (b *Bank) PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (int64, bool, error) {
 	out := b.store.Outbox()
 	if !time.Now().Before(t.Intended) {

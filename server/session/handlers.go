@@ -262,10 +262,11 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 // nothing random later.
 func (s *Session) deal(t *pendingTicket) (wallet.Ticket, error) {
 	f := s.fair
-	now := time.Now().UnixMilli()
+	at := time.Now()
+	now := at.UnixMilli()
 	commit := engine.SeedCommitment(f.Seed)
 	// The games' recovery entries fall due after the grace period.
-	tk := wallet.Ticket{ID: t.id, Seed: f.Seed, Intended: t.intended, Due: time.Now().Add(s.hub.cfg.Grace)}
+	tk := wallet.Ticket{ID: t.id, Seed: f.Seed, Intended: t.intended, Due: at.Add(s.hub.cfg.Grace)}
 	for i, g := range t.grids {
 		nonce := f.Next + uint64(i)
 		o, err := s.hub.table.Deal(engine.NewFairSource(f.Seed, f.Client, nonce), g.picks, g.stake)

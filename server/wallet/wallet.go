@@ -82,10 +82,10 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 }
 
 // eval executes a script on the master that owns keys[0], in a batch with
-// other callers' (commit.go). When the
-// durability contract needs a wait (durability.go), the wait follows the
-// script in the same pipeline, and a write not confirmed durable in time is
-// reported as ErrNotDurable (refusals, which write nothing, are not).
+// other callers' (commit.go). When the durability contract needs a wait
+// (durability.go), the script goes alone, the wait after it in the same
+// pipeline, and a write not confirmed durable in time is reported as
+// ErrNotDurable (refusals, which write nothing, are not).
 func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	if !s.waits() {
 		return s.commit.run(ctx, s.rdb, script, keys, args...), nil
