@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -182,4 +183,103 @@ func redisStalls(addr string) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// steadyCost is the cost per game in steady play: between two samples
+// taken once the ramp is over and the load has settled, and a little
+// before the players stop. The ramp's connections, logins and deposits
+// and the last tickets' drain are work without games: over the whole run
+// they weigh on the figure by how long the ramp is, not by what a game
+// costs (the goals are for steady play).
+type steadyCost struct {
+	From, To float64            // seconds since the active players' ramp began
+	Games    int64              // settled by the servers in the window
+	CPU      map[string]float64 // ms per game: servers, redis (when spawned), tester
+	Redis    *RedisCommands     // INFO commandstats per game (when spawned)
+}
+
+// costSample is what the window's ends read.
+type costSample struct {
+	cpu   cpuSample
+	games int64 // settled so far, by the servers' /metrics
+	cmds  map[string][2]int64
+}
+
+func (c *config) costNow() costSample {
+	s := costSample{cpu: c.cpuNow(), games: settledGames(c.admins)}
+	for _, pid := range c.childPIDs { // running: not yet in RUSAGE_CHILDREN
+		s.cpu.tester += procCPU(pid)
+	}
+	if c.redisAddr != "" {
+		s.cmds = commandStats(c.redisAddr)
+	}
+	return s
+}
+
+// watchSteady starts measuring the steady-play window as the active
+// players' ramp begins: from the ramp's end plus a sixth of the run (at
+// least 5 s) to 2 s before the players stop. The function returned waits
+// for the window's end; it gives nil if the run is too short for a window
+// of 10 s, if it was cut short, or if the servers' games cannot be read.
+func (c *config) watchSteady(ctx context.Context) func() *steadyCost {
+	from := c.ramp + max(5*time.Second, c.duration/6)
+	to := c.ramp + c.duration - 2*time.Second
+	if to-from < 10*time.Second {
+		return func() *steadyCost { return nil }
+	}
+	start := time.Now()
+	done := make(chan *steadyCost, 1)
+	go func() {
+		at := func(d time.Duration) bool {
+			select {
+			case <-time.After(time.Until(start.Add(d))):
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		if !at(from) {
+			done <- nil
+			return
+		}
+		a := c.costNow()
+		if !at(to) {
+			done <- nil
+			return
+		}
+		b := c.costNow()
+		games := b.games - a.games
+		if games <= 0 {
+			done <- nil
+			return
+		}
+		s := &steadyCost{From: from.Seconds(), To: to.Seconds(), Games: games, CPU: b.cpu.since(a.cpu, games)}
+		if a.cmds != nil {
+			s.Redis = perGame(a.cmds, b.cmds, games)
+		}
+		done <- s
+	}()
+	return func() *steadyCost { return <-done }
+}
+
+// settledGames sums keno_games_settled_total over the servers' /metrics
+// (0 if none answers).
+func settledGames(admins []string) int64 {
+	var n float64
+	for _, base := range admins {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			name, val, ok := strings.Cut(sc.Text(), " ")
+			if ok && (name == "keno_games_settled_total" || strings.HasPrefix(name, "keno_games_settled_total{")) {
+				v, _ := strconv.ParseFloat(val, 64)
+				n += v
+			}
+		}
+		resp.Body.Close()
+	}
+	return int64(n)
 }

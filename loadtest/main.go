@@ -86,6 +86,7 @@ type config struct {
 	redisAddr    string  // with -spawn-server: its Redis, for INFO commandstats
 	hog          float64 // share of a core a neighbour keeps busy during the run
 	hogChild     float64 // internal: be that neighbour
+	childPIDs    []int   // the tester's child processes (-procs), set before they play
 }
 
 // Hard caps: a load test is bounded whatever the flags say.
@@ -331,10 +332,12 @@ func run(c *config) error {
 		cmd0 = commandStats(c.redisAddr)
 	}
 	var stats *Stats
+	steady := func() *steadyCost { return nil }
+	ready := func() { rep.ServerIdle = srv.sample(); steady = c.watchSteady(ctx) }
 	if c.procs == 1 {
-		stats, err = runLocal(ctx, c, func(idleDone int) { rep.ServerIdle = srv.sample() })
+		stats, err = runLocal(ctx, c, func(int) { ready() })
 	} else {
-		stats, err = runChildren(ctx, c, func() { rep.ServerIdle = srv.sample() })
+		stats, err = runChildren(ctx, c, ready)
 	}
 	if err != nil {
 		return err
@@ -343,10 +346,17 @@ func run(c *config) error {
 	rep.RedisKills = kills()
 	rep.ServerRestart = restarted()
 	if rep.RedisKills == 0 && rep.ServerRestart == "" { // a restarted process is a new one: its CPU would be half counted
-		rep.CPU = c.cpuNow().since(cpu0, stats.Games)
+		rep.CPUWholeRun = c.cpuNow().since(cpu0, stats.Games)
+		rep.CPU = rep.CPUWholeRun
 		if c.redisAddr != "" {
 			rep.Redis = perGame(cmd0, commandStats(c.redisAddr), stats.Games)
 			rep.RedisStalls = redisStalls(c.redisAddr)
+		}
+		if s := steady(); s != nil {
+			rep.Steady, rep.CPU = s, s.CPU
+			if s.Redis != nil {
+				rep.Redis = s.Redis
+			}
 		}
 	}
 	stopHog()
@@ -534,6 +544,9 @@ func runChildren(ctx context.Context, c *config, onIdle func()) (*Stats, error) 
 		if !k.out.Scan() || k.out.Text() != "IDLE" {
 			return nil, errors.New("a child process failed before its idle players connected")
 		}
+	}
+	for _, k := range kids {
+		c.childPIDs = append(c.childPIDs, k.cmd.Process.Pid)
 	}
 	onIdle()
 	for _, k := range kids {
