@@ -79,6 +79,16 @@ func New(cfg Config) (*App, error) {
 	default:
 		a.Log.Info().Str("durability", d.String()).Msg("every money write is durable before it is acknowledged")
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+	folded, err := a.Store.FoldDailyLosses(ctx)
+	cancel()
+	if err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("REDIS_URL: folding the day's loss counters of an earlier build into the accounts: %w", err)
+	}
+	if folded > 0 {
+		a.Log.Info().Int("players", folded).Msg("upgrade: today's loss counters of the earlier build moved into the accounts")
+	}
 	if a.Signer, err = auth.NewKeyring(cfg.TokenKeys); err != nil {
 		return nil, err
 	}

@@ -107,7 +107,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 			return 0, false, errors.New("wallet: a ticket's games take consecutive nonces on one client seed")
 		}
 	}
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.loss(now), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
 	debit, opBalance, opAt := "", int64(0), int64(0)
 	if t.Paid != nil {
 		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt
@@ -146,7 +146,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		Games  []json.RawMessage `json:"games"`
 	}{t.ID, t.Total(), recs}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
-		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, dayTTL,
+		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, lossDay(now),
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
 			hex.EncodeToString(t.Seed), t.Games[0].Fair.ClientSeed, t.Games[0].Fair.Nonce, s.cfg.LeaseTTL.Milliseconds(), debit, opBalance, opAt}
 		args = append(append(append(args, journalArgs(e)...), len(reserve)), reserve...)
@@ -241,14 +241,14 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, res en
 		Result json.RawMessage `json:"result"`
 	}{gameID, res.Win, result}
 	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
-		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, dayTTL, int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
+		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, lossDay(now), int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
 		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...), s.cfg.LeaseTTL.Milliseconds())
 		if credit != nil {
 			args = append(args, credit.field(), credit.encode())
 		} else {
 			args = append(args, "", "")
 		}
-		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.loss(now), k.owner(), k.open(), k.outbox()}, args...)
+		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.owner(), k.open(), k.outbox()}, args...)
 	})
 	if err != nil {
 		return Settlement{}, err

@@ -220,24 +220,38 @@ func ValidPlayer(id string) bool { return playerRE.MatchString(id) }
 // keys of one player, all in the slot of the tag {p:<id>}.
 type keys struct{ tag, player string }
 
-func keysOf(player string) keys        { return keys{"{p:" + player + "}", player} }
-func (k keys) acct() string            { return k.tag + ":acct" }
-func (k keys) limits() string          { return k.tag + ":limits" }
-func (k keys) op(id string) string     { return k.tag + ":op:" + id }
-func (k keys) journal() string         { return k.tag + ":journal" }
-func (k keys) ledger() string          { return k.tag + ":ledger" }
-func (k keys) deposits() string        { return k.tag + ":deposits" }
-func (k keys) history() string         { return k.tag + ":history" }
-func (k keys) open() string            { return k.tag + ":open" }
-func (k keys) owner() string           { return k.tag + ":owner" }
-func (k keys) fence() string           { return k.tag + ":fence" }
-func (k keys) fair() string            { return k.tag + ":fair" }
-func (k keys) betRate() string         { return k.tag + ":betrate" }
-func (k keys) outbox() string          { return k.tag + ":outbox" }
-func (k keys) game(id string) string   { return k.tag + ":game:" + id }
-func (k keys) loss(t time.Time) string { return k.tag + ":loss:" + t.UTC().Format("20060102") }
+func keysOf(player string) keys      { return keys{"{p:" + player + "}", player} }
+func (k keys) acct() string          { return k.tag + ":acct" }
+func (k keys) limits() string        { return k.tag + ":limits" }
+func (k keys) op(id string) string   { return k.tag + ":op:" + id }
+func (k keys) journal() string       { return k.tag + ":journal" }
+func (k keys) ledger() string        { return k.tag + ":ledger" }
+func (k keys) deposits() string      { return k.tag + ":deposits" }
+func (k keys) history() string       { return k.tag + ":history" }
+func (k keys) open() string          { return k.tag + ":open" }
+func (k keys) owner() string         { return k.tag + ":owner" }
+func (k keys) fence() string         { return k.tag + ":fence" }
+func (k keys) fair() string          { return k.tag + ":fair" }
+func (k keys) betRate() string       { return k.tag + ":betrate" }
+func (k keys) outbox() string        { return k.tag + ":outbox" }
+func (k keys) game(id string) string { return k.tag + ":game:" + id }
 
-const dayTTL = 2 * 24 * 3600 // seconds a daily loss counter is kept
+// The day's loss (stakes less wins) lives in the account hash beside its
+// day, lossDay (UTC): the money scripts write it with the balance, and a
+// new day starts from 0 (prelude.lua's lost_today).
+var lossFields = []string{"lday", "lost"}
+
+func lossDay(t time.Time) string { return t.UTC().Format("20060102") }
+
+// lostOn is the day's loss from the values of lossFields.
+func lostOn(v []any, day string) int64 {
+	if len(v) < 2 || v[0] != day {
+		return 0
+	}
+	s, _ := v[1].(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
 
 // sealed runs a journaled script: it seals the entry against the cached
 // head, and reseals against the real head if another writer moved it.
@@ -468,6 +482,10 @@ type StakeStanding struct {
 	ExcludedUntil int64 // ms since epoch
 }
 
+// standingFields are the account fields StakeStanding reads: the
+// account's, then the day's loss.
+var standingFields = append(append([]string{}, accountFields...), lossFields...)
+
 // stakeFields are the limits fields StakeStanding reads.
 var stakeFields = []string{"loss_limit", "loss_limit_pending", "loss_limit_pending_at", "excluded_until"}
 
@@ -481,9 +499,8 @@ func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding
 	k := keysOf(player)
 	now := s.Now()
 	pipe := s.rdb.Pipeline()
-	acct := pipe.HMGet(ctx, k.acct(), accountFields...)
+	acct := pipe.HMGet(ctx, k.acct(), standingFields...)
 	lim := pipe.HMGet(ctx, k.limits(), stakeFields...)
-	lost := pipe.Get(ctx, k.loss(now))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return StakeStanding{}, err
 	}
@@ -493,9 +510,9 @@ func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding
 			m[stakeFields[i]] = v
 		}
 	}
-	lostToday, _ := lost.Int64()
-	l := s.parseLimits(now, m, lostToday, nil)
-	return StakeStanding{Balance: parseAccount(acct.Val()).Shown(), LossLimit: l.LossLimit, LostToday: l.LostToday, ExcludedUntil: l.ExcludedUntil}, nil
+	a := acct.Val()
+	l := s.parseLimits(now, m, lostOn(a[min(len(a), len(accountFields)):], lossDay(now)), nil)
+	return StakeStanding{Balance: parseAccount(a).Shown(), LossLimit: l.LossLimit, LostToday: l.LostToday, ExcludedUntil: l.ExcludedUntil}, nil
 }
 
 // Limits are a player's responsible-gaming settings as in force now.
@@ -575,11 +592,10 @@ func (s *Store) Limits(ctx context.Context, player string) (Limits, error) {
 func (s *Store) queueLimits(ctx context.Context, pipe redis.Pipeliner, k keys) func() Limits {
 	now := s.Now()
 	l := pipe.HGetAll(ctx, k.limits())
-	lost := pipe.Get(ctx, k.loss(now))
+	lost := pipe.HMGet(ctx, k.acct(), lossFields...)
 	deps := pipe.ZRangeByScore(ctx, k.deposits(), &redis.ZRangeBy{Min: strconv.FormatInt(now.Add(-7*24*time.Hour).UnixMilli(), 10), Max: "+inf"})
 	return func() Limits {
-		lostToday, _ := lost.Int64()
-		return s.parseLimits(now, l.Val(), lostToday, deps.Val())
+		return s.parseLimits(now, l.Val(), lostOn(lost.Val(), lossDay(now)), deps.Val())
 	}
 }
 

@@ -870,3 +870,87 @@ func TestStakeStandingAgreesWithStanding(t *testing.T) {
 		}
 	})
 }
+
+// The day's loss (stakes less wins, which the loss limit weighs) counts
+// from 0 each UTC day: a bet and a win on one day, then the next day's.
+func TestDailyLossStartsEachDay(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 4, 23, 59, 0, 0, time.UTC)
+		s.Now = func() time.Time { return now }
+		s.Deposit(ctx, "dora", "d", 10_000)
+		s.SetLimit(ctx, "dora", "loss_limit", 1_000)
+		fence, _ := s.Claim(ctx, "dora", time.Minute)
+		lost := func(want int64) {
+			t.Helper()
+			l, err := s.Limits(ctx, "dora")
+			st, err2 := s.StakeStanding(ctx, "dora")
+			if err != nil || err2 != nil || l.LostToday != want || st.LostToday != want {
+				t.Fatalf("%v: lost today %d (limits), %d (summary), want %d (%v %v)", now, l.LostToday, st.LostToday, want, err, err2)
+			}
+		}
+		settle := func(id string, win int64) {
+			t.Helper()
+			st, err := s.Game(ctx, "dora", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _ := engine.Default().Settle(&st.Outcome, engine.Choices{})
+			res.Win = win
+			if _, err := s.Settle(ctx, "dora", fence, id, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, _, err := placeFair(ctx, s, "dora", fence, ticket(t, "dora", "a", 3, 200)); err != nil {
+			t.Fatal(err)
+		}
+		lost(600)
+		settle("a-0", 100)
+		lost(500)
+		var e *Error
+		if _, _, err := placeFair(ctx, s, "dora", fence, ticket(t, "dora", "b", 3, 200)); !errors.As(err, &e) || e.Reason != "loss_limit" || e.Available != 500 {
+			t.Fatalf("over the day's limit: %v", err)
+		}
+
+		now = now.Add(2 * time.Minute) // the next UTC day
+		lost(0)
+		if _, _, err := placeFair(ctx, s, "dora", fence, ticket(t, "dora", "c", 4, 200)); err != nil {
+			t.Fatalf("a new day's bet within the limit: %v", err)
+		}
+		settle("c-0", 300)
+		lost(500)
+		if a, _ := s.Account(ctx, "dora"); a.Balance != 10_000-600+100-800+300 {
+			t.Fatalf("balance %d", a.Balance)
+		}
+		mustBooks(t, s)
+	})
+}
+
+// A day's loss counted by an earlier build (a key of its own) is folded
+// into the account at start, once, added to what this build counted.
+func TestEarlierBuildsDailyLossIsFolded(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		now := time.Now()
+		s.Now = func() time.Time { return now }
+		s.Deposit(ctx, "olga", "d", 10_000)
+		fence, _ := s.Claim(ctx, "olga", time.Minute)
+		if _, _, err := placeFair(ctx, s, "olga", fence, ticket(t, "olga", "a", 1, 200)); err != nil {
+			t.Fatal(err)
+		}
+		old := "{p:olga}:loss:" + now.UTC().Format("20060102")
+		s.rdb.Set(ctx, old, 700, 48*time.Hour)                                                           // before the upgrade
+		s.rdb.Set(ctx, "{p:olga}:loss:"+now.UTC().Add(-24*time.Hour).Format("20060102"), 900, time.Hour) // yesterday's: left to expire
+		for i, want := range []int{1, 0} {
+			if n, err := s.FoldDailyLosses(ctx); err != nil || n != want {
+				t.Fatalf("fold %d: %d moved, %v", i, n, err)
+			}
+			if l, _ := s.Limits(ctx, "olga"); l.LostToday != 900 {
+				t.Fatalf("fold %d: lost today %d, want 200 + 700", i, l.LostToday)
+			}
+		}
+		if n, _ := s.rdb.Exists(ctx, old).Result(); n != 0 {
+			t.Fatal("the old counter was kept")
+		}
+	})
+}

@@ -11,8 +11,8 @@
 -- lands only if the debit's outbox entry is still "in flight" — taking it
 -- is the bet's last check, so a debit is either played or rolled back,
 -- never both (outbox.go).
--- KEYS: acct, limits, op, journal, ledger, history, loss(day), owner, open, bet rate, fair, outbox, game keys…
--- ARGV: now(ms), total, ticket max, fence, day ttl(s), history cutoff(ms),
+-- KEYS: acct, limits, op, journal, ledger, history, owner, open, bet rate, fair, outbox, game keys…
+-- ARGV: now(ms), total, ticket max, fence, day (UTC, YYYYMMDD), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       server seed (hex), client seed, first nonce, lease (ms),
 --       seamless: the debit's outbox field ('' otherwise), the operator's balance after it and when the debit was sent (ms),
@@ -21,10 +21,10 @@
 -- The recovery entries (recovery.go) are the one write outside the
 -- player's keys: only where Redis is not a Cluster, the recovery index as
 -- the last key.
-local acct, limits, op, jkey, lkey, hist, loss, owner, open, rate, fair, outbox =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local acct, limits, op, jkey, lkey, hist, owner, open, rate, fair, outbox =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local dayttl, cutoff = ARGV[5], ARGV[6]
+local day, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
 local seed, client, nonce = ARGV[9], ARGV[10], tonumber(ARGV[11])
 local lease_ms = tonumber(ARGV[12])
@@ -32,7 +32,7 @@ local debit, op_balance, op_at = ARGV[13], ARGV[14], ARGV[15]
 local j = journal_args(16)
 local nreserve = tonumber(ARGV[21])
 local first = 22 + nreserve
-local nkeys = 12
+local nkeys = 11
 
 local done = redis.call('GET', op)
 if done then
@@ -60,16 +60,17 @@ if interval > 0 then
   redis.call('SET', rate, tat + interval, 'PX', tat + interval - now)
 end
 
-local excluded = redis.call('HGET', limits, 'excluded_until')
-if excluded and tonumber(excluded) > now then
-  return {'err', 'limit_reached', 'self_excluded', excluded, '0'}
+-- The limits a bet weighs, in one read.
+local l = redis.call('HMGET', limits, 'excluded_until', 'loss_limit', 'loss_limit_pending', 'loss_limit_pending_at')
+if l[1] and tonumber(l[1]) > now then
+  return {'err', 'limit_reached', 'self_excluded', l[1], '0'}
 end
 if total > ticket_max then
   return {'err', 'limit_reached', 'ticket_max', tostring(ticket_max), tostring(ticket_max)}
 end
-local lim = limit_in_force(limits, now, 'loss_limit')
+local lim = in_force(limits, now, 'loss_limit', l[2], l[3], l[4])
+local lost = lost_today(a, day)
 if lim then
-  local lost = tonumber(redis.call('GET', loss) or '0')
   if lost + total > lim then
     return {'err', 'limit_reached', 'loss_limit', tostring(lim), tostring(math.max(lim - lost, 0))}
   end
@@ -83,7 +84,6 @@ if debit ~= '' then
 end
 
 local bal = a.balance - total
-add_loss(loss, total, dayttl)
 if tonumber(j.seq) % 32 == 0 then -- trim the 31-day history now and then, not on every bet
   redis.call('ZREMRANGEBYSCORE', hist, '-inf', tonumber(cutoff) * 8)
 end
@@ -91,8 +91,7 @@ end
 -- the instant made strictly later than the player's previous ticket's, so
 -- that two tickets never share a score even within one millisecond and a
 -- page boundary can never fall between equal scores.
-local base = math.max(now, tonumber(redis.call('HGET', acct, 'hlast') or '0') + 1)
-redis.call('HSET', acct, 'hlast', string.format('%d', base))
+local base = math.max(now, a.hlast + 1) -- written with the balance (commit)
 redis.call('HINCRBY', fair, 'nonce', (#ARGV - first + 1) / 3)
 local n = 0
 for i = first, #ARGV, 3 do
@@ -108,6 +107,6 @@ if nreserve > 1 then
   for i = 23, first - 1 do redis.call('ZADD', KEYS[#KEYS], due, ARGV[i]) end
 end
 ledger(lkey, now, 'stake', -total, bal, j.seq)
-commit(acct, jkey, j, bal, a.house + total)
+commit(acct, jkey, j, bal, a.house + total, {'hlast', string.format('%d', base), 'lday', day, 'lost', string.format('%d', lost + total)})
 redis.call('SET', op, bal) -- kept: a ticket id is never accepted twice, however late the retry
 return {'ok', tostring(bal)}

@@ -3,10 +3,21 @@
 -- but the recovery index, which the bet writes where Redis is not a
 -- Cluster (bet.lua).
 
--- The account hash in one read: balance, house, and the journal head.
+-- The account hash in one read: balance, house, the journal head, the
+-- instant of the player's last ticket (its games' history order, bet.lua)
+-- and the day's loss with its day.
 local function account(acct)
-  local a = redis.call('HMGET', acct, 'balance', 'house', 'jhead', 'jseq')
-  return {balance = tonumber(a[1] or '0'), house = tonumber(a[2] or '0'), jhead = a[3] or '', jseq = a[4] or '0'}
+  local a = redis.call('HMGET', acct, 'balance', 'house', 'jhead', 'jseq', 'hlast', 'lday', 'lost')
+  return {balance = tonumber(a[1] or '0'), house = tonumber(a[2] or '0'), jhead = a[3] or '', jseq = a[4] or '0',
+          hlast = tonumber(a[5] or '0'), lday = a[6], lost = tonumber(a[7] or '0')}
+end
+
+-- The day's loss so far (stakes less wins): kept in the account hash with
+-- its day (UTC, YYYYMMDD, from the server), so that a new day starts from
+-- 0 without a key of its own to write and expire.
+local function lost_today(a, day)
+  if a.lday == day then return a.lost end
+  return 0
 end
 
 -- Journal compare-and-set: the caller sealed the entry against the head it
@@ -20,16 +31,12 @@ local function journal_moved(a, prev)
 end
 
 -- Writes the new balance and house take (integers well below 2^53, exact
--- in Lua) together with the journal head, and appends the journal entry.
-local function commit(acct, jkey, j, bal, house)
+-- in Lua) together with the journal head and any more account fields
+-- (name, value, …: a bet's ticket instant, the day's loss), and appends
+-- the journal entry: one write to each.
+local function commit(acct, jkey, j, bal, house, more)
   redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
-  redis.call('HSET', acct, 'balance', string.format('%d', bal), 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq)
-end
-
--- Adds to the daily loss counter, giving it a lifetime when it is new.
-local function add_loss(loss, amount, ttl)
-  local v = redis.call('INCRBY', loss, amount)
-  if v == amount then redis.call('EXPIRE', loss, ttl) end
+  redis.call('HSET', acct, 'balance', string.format('%d', bal), 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq, unpack(more or {}))
 end
 
 -- Reads the 5 journal arguments starting at ARGV[i].
@@ -54,16 +61,21 @@ local function ledger(lkey, now, kind, amount, balance, ref)
 end
 
 
--- A limit's value in force: a pending raise applies once its date passed.
--- Fields: <name>, <name>_pending, <name>_pending_at. Returns nil if unset.
+-- A limit's value in force, from its fields as read (<name>, <name>_pending,
+-- <name>_pending_at): a pending raise applies once its date passed.
+-- Returns nil if unset.
+local function in_force(limits, now, name, value, pending, at)
+  if pending and tonumber(at) <= now then
+    redis.call('HSET', limits, name, pending)
+    redis.call('HDEL', limits, name .. '_pending', name .. '_pending_at')
+    return tonumber(pending)
+  end
+  return tonumber(value)
+end
+
 local function limit_in_force(limits, now, name)
   local l = redis.call('HMGET', limits, name, name .. '_pending', name .. '_pending_at')
-  if l[2] and tonumber(l[3]) <= now then
-    redis.call('HSET', limits, name, l[2])
-    redis.call('HDEL', limits, name .. '_pending', name .. '_pending_at')
-    return tonumber(l[2])
-  end
-  return tonumber(l[1])
+  return in_force(limits, now, name, l[1], l[2], l[3])
 end
 
 -- The end of a self-exclusion in force (ms, as stored), or nil.
