@@ -160,10 +160,10 @@ func TestServerKilledMidGame(t *testing.T) {
 	}
 	credits := map[string]int{}
 	for i := 0; i < players; i++ {
-		msgs, _ := rdb.XRange(ctx, fmt.Sprintf("{p:victim%d}:ledger", i), "-", "+").Result()
-		for _, m := range msgs {
-			if m.Values["kind"] == "win" {
-				credits[m.Values["ref"].(string)]++
+		msgs, _ := rdb.XRange(ctx, fmt.Sprintf("{p:victim%d}:journal", i), "-", "+").Result()
+		for _, m := range msgs { // the ledger rows ride on the journal entries
+			if m.Values["lk"] == "win" {
+				credits[m.Values["lr"].(string)]++
 			}
 		}
 	}

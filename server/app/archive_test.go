@@ -145,9 +145,29 @@ func TestArchiveMovesAndReadsBack(t *testing.T) {
 	if code, body := opsGet(t, ts, "/api/ops/reports/daily?from=yesterday&to="+day); code != 400 {
 		t.Errorf("a bad date: %d %s", code, body)
 	}
-	code, body = opsGet(t, ts, "/api/ops/players/archie/statement?from="+day+"&to="+day+"&format=csv")
-	if code != 200 || bytes.Count(body, []byte("\n")) != 1+1+8+16 { // header, deposit, 8 bets, 16 wins
-		t.Errorf("statement: %d\n%s", code, body)
+	code, body = opsGet(t, ts, "/api/ops/players/archie/statement?from="+day+"&to="+day)
+	var st []archive.StatementRow
+	if code != 200 || json.Unmarshal(body, &st) != nil || len(st) != 1+8+16 { // deposit, 8 bets, 16 wins
+		t.Fatalf("statement: %d\n%s", code, body)
+	}
+	// Each row's balance is the one before it moved by its amount, from the
+	// deposit to the account's balance now; every bet and win is there.
+	kinds := map[string]int{}
+	for i, r := range st {
+		kinds[r.Kind]++
+		prev := int64(0)
+		if i > 0 {
+			prev = st[i-1].Balance
+		}
+		if r.Balance != prev+r.Amount || r.Ref == "" || r.At.IsZero() {
+			t.Errorf("statement row %d: %+v after a balance of %d", i, r, prev)
+		}
+	}
+	if kinds["deposit"] != 1 || kinds["stake"] != 8 || kinds["win"] != 16 || st[len(st)-1].Balance != b.Balance {
+		t.Errorf("statement: %v, last balance %d, account %d", kinds, st[len(st)-1].Balance, b.Balance)
+	}
+	if code, body := opsGet(t, ts, "/api/ops/players/archie/statement?from="+day+"&to="+day+"&format=csv"); code != 200 || bytes.Count(body, []byte("\n")) != 1+len(st) {
+		t.Errorf("statement CSV: %d\n%s", code, body)
 	}
 	// Recall: any game by its id, however old: still found 40 days on,
 	// when the player's own history no longer lists it.

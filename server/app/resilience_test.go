@@ -271,13 +271,13 @@ func TestManyPlayersBooksBalance(t *testing.T) {
 	}
 	wg.Wait()
 	ts.checkBooks()
-	// Every game paid once: one "win" ledger entry each.
+	// Every game paid once: one "win" ledger row each (the journal entries' l… fields).
 	credits := map[string]int{}
 	for p := 0; p < players; p++ {
-		msgs, _ := ts.app.Redis.XRange(context.Background(), fmt.Sprintf("{p:crowd%d}:ledger", p), "-", "+").Result()
+		msgs, _ := ts.app.Redis.XRange(context.Background(), fmt.Sprintf("{p:crowd%d}:journal", p), "-", "+").Result()
 		for _, m := range msgs {
-			if m.Values["kind"] == "win" {
-				credits[m.Values["ref"].(string)]++
+			if m.Values["lk"] == "win" {
+				credits[m.Values["lr"].(string)]++
 			}
 		}
 	}

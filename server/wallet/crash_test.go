@@ -101,12 +101,12 @@ func TestRedisCrashMidLoad(t *testing.T) {
 		if a.Balance != 50_000-expectStake[p]+expectWin[p] {
 			t.Errorf("%s: balance %d, want %d", player, a.Balance, 50_000-expectStake[p]+expectWin[p])
 		}
-		// Each game credited exactly once in the ledger.
+		// Each game credited exactly once in the ledger (the journal entries' rows).
 		wins := map[string]int{}
-		msgs, _ := rdb.XRange(ctx, keysOf(player).ledger(), "-", "+").Result()
+		msgs, _ := rdb.XRange(ctx, keysOf(player).journal(), "-", "+").Result()
 		for _, m := range msgs {
-			if m.Values["kind"] == "win" {
-				wins[m.Values["ref"].(string)]++
+			if m.Values["lk"] == "win" {
+				wins[m.Values["lr"].(string)]++
 			}
 		}
 		games := 0

@@ -107,7 +107,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 			return 0, false, errors.New("wallet: a ticket's games take consecutive nonces on one client seed")
 		}
 	}
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.ledger(), k.history(), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.history(), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
 	debit, opBalance, opAt := "", int64(0), int64(0)
 	if t.Paid != nil {
 		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt
@@ -248,7 +248,7 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, res en
 		} else {
 			args = append(args, "", "")
 		}
-		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.ledger(), k.game(gameID), k.owner(), k.open(), k.outbox()}, args...)
+		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner(), k.open(), k.outbox()}, args...)
 	})
 	if err != nil {
 		return Settlement{}, err

@@ -80,7 +80,9 @@ type HotGame struct {
 	Fields                   map[string]string
 }
 
-// HotLedger is one ledger row.
+// HotLedger is one ledger row: the unsealed l… fields of the journal
+// entry that moved the money (or, written by builds before that, an entry
+// of a ledger stream of its own, moved until none is left).
 type HotLedger struct {
 	StreamID        string
 	At              int64
@@ -98,10 +100,11 @@ type Movable struct {
 	Tickets []string // bets archived: their retry records go too
 
 	lastJournal string // the last stream id read (trimmed up to it)
+	lastLegacy  string // the same, of an earlier build's ledger stream
 }
 
 // Empty reports whether there is nothing to move or trim.
-func (m *Movable) Empty() bool { return m.lastJournal == "" && len(m.Ledger) == 0 }
+func (m *Movable) Empty() bool { return m.lastJournal == "" && m.lastLegacy == "" }
 
 // ErrChain: the hot journal does not continue the archived one; nothing of
 // the player moves until verify explains it.
@@ -124,6 +127,9 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 			continue // archived before a crash, not yet trimmed: trimmed below
 		}
 		m.Entries = append(m.Entries, e)
+		if row, ok := ledgerRow(x, "lt", "lk", "la", "lb", "lr"); ok {
+			m.Ledger = append(m.Ledger, row)
+		}
 	}
 	entries := make([]journal.Entry, len(m.Entries))
 	for i, e := range m.Entries {
@@ -159,7 +165,7 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 	for i, id := range settled {
 		cmds[i] = pipe.HGetAll(ctx, k.game(id))
 	}
-	ledger := pipe.XRangeN(ctx, k.ledger(), "-", end, int64(4*max))
+	legacy := pipe.XRangeN(ctx, k.ledger(), "-", end, int64(4*max))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
@@ -186,15 +192,26 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 		m.Games = append(m.Games, HotGame{ID: id, Created: rec.Created, Settled: num("settled"), Cursor: num("cursor"),
 			Picks: len(rec.Outcome.Picks), Stake: rec.Outcome.Stake, Win: num("win"), Fields: f})
 	}
-	for _, x := range ledger.Val() {
-		get := func(f string) string { v, _ := x.Values[f].(string); return v }
-		at, _ := strconv.ParseInt(get("t"), 10, 64)
-		amount, _ := strconv.ParseInt(get("amount"), 10, 64)
-		bal, _ := strconv.ParseInt(get("balance"), 10, 64)
-		m.Ledger = append(m.Ledger, HotLedger{StreamID: x.ID, At: at, Kind: get("kind"), Ref: get("ref"), Amount: amount, Balance: bal})
+	for _, x := range legacy.Val() {
+		row, _ := ledgerRow(x, "t", "kind", "amount", "balance", "ref")
+		m.Ledger = append(m.Ledger, row)
+		m.lastLegacy = x.ID
 	}
 	m.lastJournal = lastID(msgs)
 	return m, nil
+}
+
+// ledgerRow reads a ledger row from a stream entry's fields of the given
+// names (when, kind, amount, balance, ref); ok is false if it has none.
+func ledgerRow(x redis.XMessage, t, kind, amount, balance, ref string) (row HotLedger, ok bool) {
+	get := func(f string) string { v, _ := x.Values[f].(string); return v }
+	if get(kind) == "" {
+		return HotLedger{}, false
+	}
+	at, _ := strconv.ParseInt(get(t), 10, 64)
+	a, _ := strconv.ParseInt(get(amount), 10, 64)
+	b, _ := strconv.ParseInt(get(balance), 10, 64)
+	return HotLedger{StreamID: x.ID, At: at, Kind: get(kind), Ref: get(ref), Amount: a, Balance: b}, true
 }
 
 func lastID(msgs []redis.XMessage) string {
@@ -230,8 +247,8 @@ func (s *Store) Trim(ctx context.Context, m *Movable) error {
 		if m.lastJournal != "" {
 			p.XTrimMinID(ctx, k.journal(), afterID(m.lastJournal))
 		}
-		if n := len(m.Ledger); n > 0 {
-			p.XTrimMinID(ctx, k.ledger(), afterID(m.Ledger[n-1].StreamID))
+		if m.lastLegacy != "" {
+			p.XTrimMinID(ctx, k.ledger(), afterID(m.lastLegacy))
 		}
 		if len(m.Games) > 0 {
 			ids := make([]any, len(m.Games))

@@ -1,7 +1,7 @@
 // Package wallet keeps all money, games and player limits in Redis. Each
 // money operation is one atomic Lua script, idempotent by an operation id
-// (or the game id for settlements), that also appends a ledger entry and a
-// sealed journal entry. Every key of a player carries the same {hash tag}
+// (or the game id for settlements), that also appends a sealed journal
+// entry, with the ledger row (the player's statement) of the money moved. Every key of a player carries the same {hash tag}
 // so the scripts run unchanged on Redis Cluster.
 //
 // Books: each player's account holds, besides the balance, the house's net
@@ -385,10 +385,10 @@ func (s *Store) move(ctx context.Context, kind, player, opID string, amount int6
 	reply, err := s.sealed(ctx, player, kind, Movement{player, opID, amount, now}, func(e journal.Entry) ([]any, error) {
 		if kind == "deposit" {
 			args := append([]any{amount, now, s.cfg.DefaultDepositCap, (7 * 24 * time.Hour).Milliseconds()}, journalArgs(e)...)
-			return s.run(ctx, depositScript, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.ledger(), k.deposits()}, args...)
+			return s.run(ctx, depositScript, []string{k.acct(), k.limits(), k.op(opID), k.journal(), k.deposits()}, args...)
 		}
 		args := append([]any{amount, now}, journalArgs(e)...)
-		return s.run(ctx, withdrawScript, []string{k.acct(), k.op(opID), k.journal(), k.ledger()}, args...)
+		return s.run(ctx, withdrawScript, []string{k.acct(), k.op(opID), k.journal()}, args...)
 	})
 	if err != nil {
 		return Moved{}, err

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"keno/engine"
+	"keno/server/journal"
 	"keno/server/redistest"
 )
 
@@ -951,6 +952,38 @@ func TestEarlierBuildsDailyLossIsFolded(t *testing.T) {
 		}
 		if n, _ := s.rdb.Exists(ctx, old).Result(); n != 0 {
 			t.Fatal("the old counter was kept")
+		}
+	})
+}
+
+// The archiver takes a movement's ledger row from its journal entry, and
+// still moves (then trims) the rows an earlier build wrote to a ledger
+// stream of their own.
+func TestMovableLedgerRows(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		k := keysOf("lea")
+		old := time.Now().Add(-time.Hour).UnixMilli()
+		s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.ledger(), ID: fmt.Sprintf("%d-0", old),
+			Values: []any{"t", old, "kind", "deposit", "amount", 700, "balance", 700, "ref", "0"}})
+		s.Deposit(ctx, "lea", "d", 1_000)
+		s.Withdraw(ctx, "lea", "w", 300)
+		m, err := s.Movable(ctx, "lea", journal.Head{}, time.Now().Add(time.Second), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range m.Ledger {
+			got = append(got, fmt.Sprintf("%s %d %d", r.Kind, r.Amount, r.Balance))
+		}
+		if want := "deposit 1000 1000,withdraw -300 700,deposit 700 700"; strings.Join(got, ",") != want || len(m.Entries) != 2 {
+			t.Fatalf("rows %q, want %q; %d entries", got, want, len(m.Entries))
+		}
+		if err := s.Trim(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.rdb.Exists(ctx, k.ledger(), k.journal()).Result(); n != 0 {
+			t.Fatalf("%d streams left after the trim", n)
 		}
 	})
 }

@@ -1,6 +1,6 @@
--- KEYS: acct, limits, op, journal, ledger, deposits
+-- KEYS: acct, limits, op, journal, deposits
 -- ARGV: amount, now(ms), default weekly cap, week(ms), journal(5)
-local acct, limits, op, jkey, lkey, deps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local acct, limits, op, jkey, deps = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local amount, now, default_cap, week = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local j = journal_args(5)
 
@@ -27,7 +27,6 @@ redis.call('ZADD', deps, now, j.seq .. ':' .. amount)
 redis.call('PEXPIRE', deps, week)
 local bal = a.balance + amount
 redis.call('HINCRBY', acct, 'deposited', amount)
-ledger(lkey, now, 'deposit', amount, bal, j.seq)
-commit(acct, jkey, j, bal, a.house)
+commit(acct, jkey, j, bal, a.house, {now, 'deposit', amount, j.seq})
 remember(op, 'deposit', ARGV[1], bal)
 return {'ok', tostring(bal)}

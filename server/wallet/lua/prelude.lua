@@ -30,13 +30,20 @@ local function journal_moved(a, prev)
   return nil
 end
 
--- Writes the new balance and house take (integers well below 2^53, exact
--- in Lua) together with the journal head and any more account fields
--- (name, value, …: a bet's ticket instant, the day's loss), and appends
--- the journal entry: one write to each.
-local function commit(acct, jkey, j, bal, house, more)
-  redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
-  redis.call('HSET', acct, 'balance', string.format('%d', bal), 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq, unpack(more or {}))
+-- Appends the journal entry with the ledger row of the money it moves
+-- (row: when, kind, amount, ref; then the balance after), and writes the
+-- new balance and house take (integers well below 2^53, exact in Lua)
+-- with the journal head and any more account fields (name, value, …: a
+-- bet's ticket instant, the day's loss): one write to each. The row's
+-- fields (l…) sit beside the sealed ones, unsealed, as the player's
+-- statement; the archiver moves them to the ledger table (tiers.go). One
+-- stream entry for both: the row is what the entry moved, so it needs no
+-- stream, id or trimming of its own.
+local function commit(acct, jkey, j, bal, house, row, more)
+  local b = string.format('%d', bal)
+  redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data,
+    'lt', row[1], 'lk', row[2], 'la', row[3], 'lr', row[4], 'lb', b)
+  redis.call('HSET', acct, 'balance', b, 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq, unpack(more or {}))
 end
 
 -- Reads the 5 journal arguments starting at ARGV[i].
@@ -56,9 +63,6 @@ local function fenced(owner, fence, lease_ms)
   return nil
 end
 
-local function ledger(lkey, now, kind, amount, balance, ref)
-  redis.call('XADD', lkey, 'MAXLEN', '~', '10000', '*', 't', now, 'kind', kind, 'amount', amount, 'balance', balance, 'ref', ref)
-end
 
 
 -- A limit's value in force, from its fields as read (<name>, <name>_pending,

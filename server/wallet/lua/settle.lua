@@ -1,10 +1,10 @@
 -- Pays a finished game exactly once (idempotent by game id).
 -- Seamless mode: the win's credit is put in the player's outbox with the
 -- settlement, so that it is sent until acknowledged, whatever happens.
--- KEYS: acct, journal, ledger, game, owner, open, outbox
+-- KEYS: acct, journal, game, owner, open, outbox
 -- ARGV: now(ms), fence, game id, win, result (JSON), day (UTC, YYYYMMDD), settled ttl(s), journal(5), seal tag of the settlement, lease (ms),
 --       seamless: the credit's outbox field and call (JSON), '' otherwise
-local acct, jkey, lkey, game, owner, open, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local acct, jkey, game, owner, open, outbox = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local now, fence, gid, win, result = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local day, keep = ARGV[6], ARGV[7]
 local j = journal_args(8)
@@ -21,6 +21,5 @@ redis.call('HSET', game, 'status', 'settled', 'win', ARGV[4], 'result', result, 
 redis.call('EXPIRE', game, keep)
 redis.call('SREM', open, gid)
 if ARGV[15] ~= '' then redis.call('HSET', outbox, ARGV[15], ARGV[16]) end
-ledger(lkey, now, 'win', win, bal, gid)
-commit(acct, jkey, j, bal, a.house - win, {'lday', day, 'lost', string.format('%d', lost_today(a, day) - win)})
+commit(acct, jkey, j, bal, a.house - win, {now, 'win', win, gid}, {'lday', day, 'lost', string.format('%d', lost_today(a, day) - win)})
 return {'ok', tostring(win), tostring(bal)}

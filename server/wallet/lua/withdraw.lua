@@ -1,6 +1,6 @@
--- KEYS: acct, op, journal, ledger
+-- KEYS: acct, op, journal
 -- ARGV: amount, now(ms), journal(5)
-local acct, op, jkey, lkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local acct, op, jkey = KEYS[1], KEYS[2], KEYS[3]
 local amount, now = tonumber(ARGV[1]), ARGV[2]
 local j = journal_args(3)
 
@@ -14,7 +14,6 @@ if amount > a.balance then
 end
 local bal = a.balance - amount
 redis.call('HINCRBY', acct, 'withdrawn', amount)
-ledger(lkey, now, 'withdraw', -amount, bal, j.seq)
-commit(acct, jkey, j, bal, a.house)
+commit(acct, jkey, j, bal, a.house, {now, 'withdraw', -amount, j.seq})
 remember(op, 'withdraw', ARGV[1], bal)
 return {'ok', tostring(bal)}
