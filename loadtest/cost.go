@@ -267,19 +267,30 @@ func (c *config) watchSteady(ctx context.Context) func() *steadyCost {
 func settledGames(admins []string) int64 {
 	var n float64
 	for _, base := range admins {
-		resp, err := http.Get(base + "/metrics")
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			name, val, ok := strings.Cut(sc.Text(), " ")
-			if ok && (name == "keno_games_settled_total" || strings.HasPrefix(name, "keno_games_settled_total{")) {
-				v, _ := strconv.ParseFloat(val, 64)
+		eachMetric(base, func(name string, v float64) {
+			if name == "keno_games_settled_total" || strings.HasPrefix(name, "keno_games_settled_total{") {
 				n += v
 			}
-		}
-		resp.Body.Close()
+		})
 	}
 	return int64(n)
+}
+
+// eachMetric calls fn with each sample of a server's /metrics (its name
+// with labels, and value); nothing if the server does not answer.
+func eachMetric(base string, fn func(name string, v float64)) {
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		v, _ := strconv.ParseFloat(val, 64)
+		fn(name, v)
+	}
 }

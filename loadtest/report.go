@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -357,17 +356,7 @@ func (w *serverWatch) sample() ServerSample {
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
-		resp, err := http.Get(base + "/metrics")
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			name, val, ok := strings.Cut(sc.Text(), " ")
-			if !ok || strings.HasPrefix(name, "#") {
-				continue
-			}
-			v, _ := strconv.ParseFloat(val, 64)
+		eachMetric(base, func(name string, v float64) {
 			if key, le, ok := bucketLine(name); ok {
 				if s.hists == nil {
 					s.hists = map[string]map[float64]float64{}
@@ -376,7 +365,7 @@ func (w *serverWatch) sample() ServerSample {
 					s.hists[key] = map[float64]float64{}
 				}
 				s.hists[key][le] += v
-				continue
+				return
 			}
 			switch name {
 			case "process_resident_memory_bytes":
@@ -398,8 +387,7 @@ func (w *serverWatch) sample() ServerSample {
 			case "keno_admission_limit_games":
 				s.AdmitLimit += v
 			}
-		}
-		resp.Body.Close()
+		})
 	}
 	for key, b := range s.hists {
 		p99 := quantile(b, 0.99) * 1000
