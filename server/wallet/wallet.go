@@ -1,8 +1,9 @@
 // Package wallet keeps all money, games and player limits in Redis. Each
 // money operation is one atomic Lua script, idempotent by an operation id
 // (or the game id for settlements), that also appends a sealed journal
-// entry, with the ledger row (the player's statement) of the money moved. Every key of a player carries the same {hash tag}
-// so the scripts run unchanged on Redis Cluster.
+// entry, with the ledger row (the player's statement) of the money moved.
+// Every key of a player carries the same {hash tag} so the scripts run
+// unchanged on Redis Cluster.
 //
 // Books: each player's account holds, besides the balance, the house's net
 // take from that player ("house" = stakes − wins). So for every player, at

@@ -63,8 +63,6 @@ local function fenced(owner, fence, lease_ms)
   return nil
 end
 
-
-
 -- A limit's value in force, from its fields as read (<name>, <name>_pending,
 -- <name>_pending_at): a pending raise applies once its date passed.
 -- Returns nil if unset.
