@@ -27,6 +27,10 @@ import (
 // instead of 1.8 fsyncs a game, Redis CPU a game −25 to −35 %) is worth it
 // for a bet that a person confirmed and a settlement already shown.
 //
+// Reads on a hot path (a ticket's summary) may ride along (read): they
+// share the batch's Redis turn, and wait for it, instead of taking a turn
+// of their own.
+//
 // A call queued is sent whatever happens to its caller's context (a money
 // script either runs or not; the caller learns which) — unless that
 // context ended before the batch left, in which case it is not sent. The
@@ -36,7 +40,7 @@ type groupCommit struct {
 	queue   []*queued
 	leading bool // a batch is being sent; its leader hands on the lead
 
-	batches, scripts atomic.Int64 // sent since start (metrics: scripts / batches is the mean batch)
+	batches, scripts atomic.Int64 // pipelines that carried scripts, and those scripts, since start (metrics: scripts / batches is the mean batch)
 }
 
 // Batches reports how many money scripts were sent to Redis, and in how
@@ -53,25 +57,44 @@ const window = 3 * time.Millisecond
 
 type queued struct {
 	ctx    context.Context
-	script *redis.Script
-	keys   []string
-	args   []any
-	cmd    *redis.Cmd
-	at     time.Time     // queued
-	wake   chan struct{} // closed once cmd is answered, or lead is set
-	lead   bool          // woken to send the next batch
+	add    func(redis.Pipeliner) // queues the call's commands, each of which carries its answer
+	script *redis.Script         // a script call's, loaded again if Redis lost it; nil for reads
+	cmd    *redis.Cmd            // a script call's answer
+	err    error                 // not sent: the caller's context ended before its batch left
+	at     time.Time             // queued
+	wake   chan struct{}         // closed once answered, or lead is set
+	lead   bool                  // woken to send the next batch
 }
 
 // run sends script with the batch it joins and returns its answer.
 func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	q := &queued{ctx: ctx, script: script, keys: keys, args: args, at: time.Now(), wake: make(chan struct{})}
+	q := &queued{ctx: ctx, script: script}
+	q.add = func(pipe redis.Pipeliner) { q.cmd = script.EvalSha(context.Background(), pipe, keys, args...) }
+	if err := g.join(rdb, q); err != nil {
+		q.cmd = redis.NewCmd(ctx)
+		q.cmd.SetErr(err)
+	}
+	return q.cmd
+}
+
+// read sends the reads add queues with the next batch: a read on a hot
+// path (a ticket's summary) shares the scripts' Redis turn instead of
+// taking one of its own. It returns an error only if they were not sent.
+func (g *groupCommit) read(ctx context.Context, rdb redis.UniversalClient, add func(redis.Pipeliner)) error {
+	return g.join(rdb, &queued{ctx: ctx, add: add})
+}
+
+// join queues q and returns once it is answered, sending batches while it
+// leads.
+func (g *groupCommit) join(rdb redis.UniversalClient, q *queued) error {
+	q.at, q.wake = time.Now(), make(chan struct{})
 	g.mu.Lock()
 	g.queue = append(g.queue, q)
 	if g.leading {
 		g.mu.Unlock()
 		<-q.wake
 		if !q.lead {
-			return q.cmd
+			return q.err
 		}
 		g.mu.Lock()
 	}
@@ -102,7 +125,7 @@ func (g *groupCommit) run(ctx context.Context, rdb redis.UniversalClient, script
 			close(b.wake)
 		}
 	}
-	return q.cmd
+	return q.err
 }
 
 // send runs a batch in one pipeline. The scripts Redis does not have
@@ -112,25 +135,30 @@ func (g *groupCommit) send(rdb redis.UniversalClient, batch []*queued) {
 	ctx := context.Background()
 	pipe := rdb.Pipeline()
 	var sent []*queued
+	scripts := 0
 	for _, q := range batch {
 		if err := q.ctx.Err(); err != nil {
-			q.cmd = redis.NewCmd(q.ctx)
-			q.cmd.SetErr(err)
+			q.err = err
 			continue
 		}
-		q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
+		q.add(pipe)
 		sent = append(sent, q)
+		if q.script != nil {
+			scripts++
+		}
 	}
 	if len(sent) == 0 {
 		return
 	}
-	g.batches.Add(1)
-	g.scripts.Add(int64(len(sent)))
+	if scripts > 0 {
+		g.batches.Add(1)
+		g.scripts.Add(int64(scripts))
+	}
 	pipe.Exec(ctx) // each command carries its own error
 	var again []*queued
 	loaded := map[*redis.Script]error{}
 	for _, q := range sent {
-		if !redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
+		if q.script == nil || !redis.HasErrorPrefix(q.cmd.Err(), "NOSCRIPT") {
 			continue
 		}
 		err, ok := loaded[q.script]
@@ -145,7 +173,7 @@ func (g *groupCommit) send(rdb redis.UniversalClient, batch []*queued) {
 	if len(again) > 0 {
 		pipe := rdb.Pipeline()
 		for _, q := range again {
-			q.cmd = q.script.EvalSha(ctx, pipe, q.keys, q.args...)
+			q.add(pipe)
 		}
 		pipe.Exec(ctx)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -133,4 +134,108 @@ func (p *pipelines) count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.sizes)
+}
+
+// names records the command names of each pipeline that carries a script
+// or a GET, holding the first until release is closed.
+type names struct {
+	mu      sync.Mutex
+	sent    [][]string
+	release chan struct{}
+}
+
+func (h *names) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *names) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *names) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var ns []string
+		for _, c := range cmds {
+			ns = append(ns, c.Name())
+		}
+		if !slices.Contains(ns, "evalsha") && !slices.Contains(ns, "get") {
+			return next(ctx, cmds) // the client's own (a connection's handshake)
+		}
+		h.mu.Lock()
+		h.sent = append(h.sent, ns)
+		first := len(h.sent) == 1
+		h.mu.Unlock()
+		if first {
+			<-h.release
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A read rides with the scripts queued before it, in their pipeline, and
+// sees what they wrote; batches count only scripts; a read whose context
+// ended before its batch left is not sent.
+func TestGroupCommitReadsRide(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	ctx := context.Background()
+	incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+	if err := incr.Load(ctx, rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hook := &names{release: make(chan struct{})}
+	rdb.AddHook(hook)
+	var g groupCommit
+	queued := func(want int) {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			g.mu.Lock()
+			q := len(g.queue)
+			g.mu.Unlock()
+			if q == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d calls queued, want %d", q, want)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(4)
+	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 1) }() // leads, held in flight
+	for {
+		hook.mu.Lock()
+		n := len(hook.sent)
+		hook.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 5) }()
+	queued(1)
+	var got *redis.StringCmd
+	var readErr error
+	go func() {
+		defer wg.Done()
+		readErr = g.read(ctx, rdb, func(p redis.Pipeliner) { got = p.Get(ctx, "a") })
+	}()
+	queued(2)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var notSent error
+	go func() {
+		defer wg.Done()
+		notSent = g.read(cancelled, rdb, func(p redis.Pipeliner) { t.Error("a cancelled read was queued") })
+	}()
+	queued(3)
+	close(hook.release)
+	wg.Wait()
+
+	if readErr != nil || got.Val() != "6" {
+		t.Errorf("the read: %q %v %v, want 6 (the scripts before it applied)", got.Val(), got.Err(), readErr)
+	}
+	if !errors.Is(notSent, context.Canceled) {
+		t.Errorf("a read cancelled before its batch left: %v", notSent)
+	}
+	if batches, scripts := g.batches.Load(), g.scripts.Load(); batches != 2 || scripts != 2 {
+		t.Errorf("counted %d batches of %d scripts, want 2 of 2", batches, scripts)
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	if want := [][]string{{"evalsha"}, {"evalsha", "get"}}; !reflect.DeepEqual(hook.sent, want) {
+		t.Errorf("pipelines sent: %v, want %v", hook.sent, want)
+	}
 }

@@ -82,6 +82,20 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 	return cmd.Slice()
 }
 
+// together sends the reads add queues with the next batch of scripts (one
+// Redis turn for both), or alone where scripts go alone (durability.go).
+// Each read carries its own answer and error; together's error says they
+// were not sent.
+func (s *Store) together(ctx context.Context, add func(redis.Pipeliner)) error {
+	if !s.waits() {
+		return s.commit.read(ctx, s.rdb, add)
+	}
+	pipe := s.rdb.Pipeline()
+	add(pipe)
+	pipe.Exec(ctx)
+	return nil
+}
+
 // eval executes a script on the master that owns keys[0], in a batch with
 // other callers' (commit.go). When the durability contract needs a wait
 // (durability.go), the script goes alone, the wait after it in the same
@@ -490,20 +504,27 @@ var standingFields = append(append([]string{}, accountFields...), lossFields...)
 // stakeFields are the limits fields StakeStanding reads.
 var stakeFields = []string{"loss_limit", "loss_limit_pending", "loss_limit_pending_at", "excluded_until"}
 
-// StakeStanding reads, in one round trip, only what a ticket summary
-// needs (not the deposits of the week nor every limit: a ticket is built
-// far more often than limits are shown).
+// StakeStanding reads only what a ticket summary needs (not the deposits
+// of the week nor every limit: a ticket is built far more often than
+// limits are shown), with the next batch of money scripts: a ticket's
+// summary takes no Redis turn of its own.
 func (s *Store) StakeStanding(ctx context.Context, player string) (StakeStanding, error) {
 	if !ValidPlayer(player) {
 		return StakeStanding{}, ErrBadPlayer
 	}
 	k := keysOf(player)
 	now := s.Now()
-	pipe := s.rdb.Pipeline()
-	acct := pipe.HMGet(ctx, k.acct(), standingFields...)
-	lim := pipe.HMGet(ctx, k.limits(), stakeFields...)
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	var acct, lim *redis.SliceCmd
+	if err := s.together(ctx, func(pipe redis.Pipeliner) {
+		acct = pipe.HMGet(ctx, k.acct(), standingFields...)
+		lim = pipe.HMGet(ctx, k.limits(), stakeFields...)
+	}); err != nil {
 		return StakeStanding{}, err
+	}
+	for _, c := range []*redis.SliceCmd{acct, lim} {
+		if err := c.Err(); err != nil {
+			return StakeStanding{}, err
+		}
 	}
 	m := map[string]string{}
 	for i, v := range lim.Val() {
