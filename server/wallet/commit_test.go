@@ -49,12 +49,8 @@ func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // sent again together, and a call whose context ended before its batch
 // left is not sent.
 func TestGroupCommit(t *testing.T) {
-	rdb := redistest.Start(t).Client()
+	rdb, incr := incrScript(t)
 	ctx := context.Background()
-	incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
-	if err := incr.Load(ctx, rdb).Err(); err != nil {
-		t.Fatal(err)
-	}
 	hook := &pipelines{release: make(chan struct{}), before: func(n int) {
 		if n == 2 {
 			rdb.ScriptFlush(ctx) // as a restarted Redis: NOSCRIPT
@@ -73,20 +69,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	wg.Add(1)
 	go call(0, ctx) // leads, and is held in flight
-	queued := func(want int) {
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			g.mu.Lock()
-			q := len(g.queue)
-			g.mu.Unlock()
-			if q == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d calls queued, want %d", q, want)
-			}
-		}
-	}
-	queued(0)
+	waitQueued(t, &g, 0)
 	for hook.count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -99,7 +82,7 @@ func TestGroupCommit(t *testing.T) {
 			go call(i, ctx)
 		}
 	}
-	queued(n - 1)
+	waitQueued(t, &g, n-1)
 	cancel()
 	close(hook.release)
 	wg.Wait()
@@ -170,28 +153,11 @@ func (h *names) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 // sees what they wrote; batches count only scripts; a read whose context
 // ended before its batch left is not sent.
 func TestGroupCommitReadsRide(t *testing.T) {
-	rdb := redistest.Start(t).Client()
+	rdb, incr := incrScript(t)
 	ctx := context.Background()
-	incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
-	if err := incr.Load(ctx, rdb).Err(); err != nil {
-		t.Fatal(err)
-	}
 	hook := &names{release: make(chan struct{})}
 	rdb.AddHook(hook)
 	var g groupCommit
-	queued := func(want int) {
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			g.mu.Lock()
-			q := len(g.queue)
-			g.mu.Unlock()
-			if q == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d calls queued, want %d", q, want)
-			}
-		}
-	}
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 1) }() // leads, held in flight
@@ -205,14 +171,14 @@ func TestGroupCommitReadsRide(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 5) }()
-	queued(1)
+	waitQueued(t, &g, 1)
 	var got *redis.StringCmd
 	var readErr error
 	go func() {
 		defer wg.Done()
 		readErr = g.read(ctx, rdb, func(p redis.Pipeliner) { got = p.Get(ctx, "a") })
 	}()
-	queued(2)
+	waitQueued(t, &g, 2)
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	var notSent error
@@ -220,7 +186,7 @@ func TestGroupCommitReadsRide(t *testing.T) {
 		defer wg.Done()
 		notSent = g.read(cancelled, rdb, func(p redis.Pipeliner) { t.Error("a cancelled read was queued") })
 	}()
-	queued(3)
+	waitQueued(t, &g, 3)
 	close(hook.release)
 	wg.Wait()
 
@@ -237,5 +203,31 @@ func TestGroupCommitReadsRide(t *testing.T) {
 	defer hook.mu.Unlock()
 	if want := [][]string{{"evalsha"}, {"evalsha", "get"}}; !reflect.DeepEqual(hook.sent, want) {
 		t.Errorf("pipelines sent: %v, want %v", hook.sent, want)
+	}
+}
+
+// incrScript starts a Redis and loads a script that adds ARGV[1] to KEYS[1].
+func incrScript(t *testing.T) (*redis.Client, *redis.Script) {
+	rdb := redistest.Start(t).Client()
+	incr := redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+	if err := incr.Load(context.Background(), rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rdb, incr
+}
+
+// waitQueued waits until want calls are queued behind the batch in flight.
+func waitQueued(t *testing.T, g *groupCommit, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		q := len(g.queue)
+		g.mu.Unlock()
+		if q == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", q, want)
+		}
 	}
 }
