@@ -15,12 +15,12 @@ import (
 	"keno/server/redistest"
 )
 
-// pipelines records the size of every pipeline of scripts a client sends,
-// holds the first until release is closed, and calls before(n) before the
-// n-th (from 1) goes.
+// pipelines records the command names of every pipeline of scripts or
+// reads (GET) a client sends, holds the first until release is closed, and
+// calls before(n), if set, before the n-th (from 1) goes.
 type pipelines struct {
 	mu      sync.Mutex
-	sizes   []int
+	sent    [][]string
 	release chan struct{}
 	before  func(n int)
 }
@@ -29,18 +29,37 @@ func (p *pipelines) DialHook(next redis.DialHook) redis.DialHook          { retu
 func (p *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 func (p *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if cmds[0].Name() != "evalsha" {
+		var ns []string
+		for _, c := range cmds {
+			ns = append(ns, c.Name())
+		}
+		if !slices.Contains(ns, "evalsha") && !slices.Contains(ns, "get") {
 			return next(ctx, cmds) // the client's own (a connection's handshake)
 		}
 		p.mu.Lock()
-		p.sizes = append(p.sizes, len(cmds))
-		n := len(p.sizes)
+		p.sent = append(p.sent, ns)
+		n := len(p.sent)
 		p.mu.Unlock()
 		if n == 1 {
 			<-p.release
 		}
-		p.before(n)
+		if p.before != nil {
+			p.before(n)
+		}
 		return next(ctx, cmds)
+	}
+}
+
+func (p *pipelines) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sent)
+}
+
+// waitSent waits until the first pipeline is held in flight.
+func (p *pipelines) waitSent() {
+	for p.count() == 0 {
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -70,9 +89,7 @@ func TestGroupCommit(t *testing.T) {
 	wg.Add(1)
 	go call(0, ctx) // leads, and is held in flight
 	waitQueued(t, &g, 0)
-	for hook.count() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	hook.waitSent()
 	cancelled, cancel := context.WithCancel(ctx)
 	for i := 1; i < n; i++ {
 		wg.Add(1)
@@ -108,44 +125,12 @@ func TestGroupCommit(t *testing.T) {
 	// The first call alone; the 18 queued meanwhile in one pipeline (the
 	// cancelled one left out), and again in one once the script, flushed
 	// meanwhile, is loaded.
-	if !reflect.DeepEqual(hook.sizes, []int{1, n - 2, n - 2}) {
-		t.Errorf("pipelines sent: %v, want 1, %d, %d", hook.sizes, n-2, n-2)
+	var sizes []int
+	for _, ns := range hook.sent {
+		sizes = append(sizes, len(ns))
 	}
-}
-
-func (p *pipelines) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.sizes)
-}
-
-// names records the command names of each pipeline that carries a script
-// or a GET, holding the first until release is closed.
-type names struct {
-	mu      sync.Mutex
-	sent    [][]string
-	release chan struct{}
-}
-
-func (h *names) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *names) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *names) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		var ns []string
-		for _, c := range cmds {
-			ns = append(ns, c.Name())
-		}
-		if !slices.Contains(ns, "evalsha") && !slices.Contains(ns, "get") {
-			return next(ctx, cmds) // the client's own (a connection's handshake)
-		}
-		h.mu.Lock()
-		h.sent = append(h.sent, ns)
-		first := len(h.sent) == 1
-		h.mu.Unlock()
-		if first {
-			<-h.release
-		}
-		return next(ctx, cmds)
+	if !reflect.DeepEqual(sizes, []int{1, n - 2, n - 2}) {
+		t.Errorf("pipelines sent: %v, want 1, %d, %d", sizes, n-2, n-2)
 	}
 }
 
@@ -155,21 +140,13 @@ func (h *names) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 func TestGroupCommitReadsRide(t *testing.T) {
 	rdb, incr := incrScript(t)
 	ctx := context.Background()
-	hook := &names{release: make(chan struct{})}
+	hook := &pipelines{release: make(chan struct{})}
 	rdb.AddHook(hook)
 	var g groupCommit
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 1) }() // leads, held in flight
-	for {
-		hook.mu.Lock()
-		n := len(hook.sent)
-		hook.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	hook.waitSent()
 	go func() { defer wg.Done(); g.run(ctx, rdb, incr, []string{"a"}, 5) }()
 	waitQueued(t, &g, 1)
 	var got *redis.StringCmd
