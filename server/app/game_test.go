@@ -8,6 +8,7 @@ import (
 
 	"keno/engine"
 	"keno/protocol"
+	"keno/server/wallet"
 )
 
 // Each branch of a game, played over a real WebSocket against the real
@@ -212,4 +213,60 @@ func TestTicketDoneAfterReconnectCountsTheWholeTicket(t *testing.T) {
 	if log.Done.Win != total {
 		t.Fatalf("ticket_done.win %d after the reconnection, the ticket won %d", log.Done.Win, total)
 	}
+}
+
+// A game's last choice — a stop with no Extra after it, an Extra box — is
+// recorded with the settlement, in the same money script: after the bet, a
+// game so ends in one script, not two. The choice is acknowledged, and the
+// boxes shown, once it is recorded; the stored game carries it.
+func TestLastChoiceRidesTheSettlement(t *testing.T) {
+	ts := startServer(t, nil)
+	picks := []int{4, 11, 17, 22, 28, 35}
+	stop, box := false, 3
+	cases := []struct {
+		name  string
+		want  func(o *engine.Outcome, m engine.Main) bool
+		offer string
+		req   protocol.Request
+		check func(g *wallet.GameState) bool
+	}{
+		{"stop, nothing after it", func(o *engine.Outcome, m engine.Main) bool { return m.SoC && !m.Green }, protocol.TSoCOffer,
+			protocol.Request{Type: protocol.TChoice, Continue: &stop}, func(g *wallet.GameState) bool { return g.Continue != nil && !*g.Continue }},
+		{"an Extra box", func(o *engine.Outcome, m engine.Main) bool { return m.Green && !m.SoC && !m.Red }, protocol.TExtraOffer,
+			protocol.Request{Type: protocol.TBox, Box: &box}, func(g *wallet.GameState) bool { return g.Box != nil && *g.Box == box }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			player := "last" + fmt.Sprint(len(tc.name))
+			c := ts.player(player, 5_000)
+			o := forceNext(t, ts.app.Redis, player, picks, 100, tc.want)
+			acc := confirm(t, c, grid(100, picks...))
+			_, before := ts.app.Store.Batches()
+			offer, err := c.NextOf(ctxT(t), tc.offer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := tc.req
+			req.Game = offer.Game
+			if _, err := c.Request(ctxT(t), &req); err != nil {
+				t.Fatalf("choice: %v", err)
+			}
+			seen := untilType(t, c, protocol.TSettled)
+			if _, after := ts.app.Store.Batches(); after-before != 1 {
+				t.Errorf("%d money scripts from the offer to the settlement, want 1", after-before)
+			}
+			want, _ := engine.Default().Settle(&o, engine.Choices{Continue: false, Box: box})
+			if settled := seen[len(seen)-1]; settled.Win != want.Win || *settled.Balance != 5_000-100+want.Win {
+				t.Errorf("settled %d, balance %d; want %d", settled.Win, *settled.Balance, want.Win)
+			}
+			if tc.offer == protocol.TExtraOffer && (len(seen) != 2 || seen[0].Type != protocol.TExtraResult || *seen[0].Box != box) {
+				t.Errorf("after the box: %+v", seen)
+			}
+			g, err := ts.app.Store.Game(ctxT(t), player, acc.Games[0].Game)
+			if err != nil || g.Status != "settled" || !tc.check(g) {
+				t.Fatalf("stored game %+v %v", g, err)
+			}
+		})
+	}
+	ts.checkBooks()
 }

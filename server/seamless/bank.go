@@ -174,8 +174,8 @@ func (b *Bank) rollBack(ctx context.Context, player, ticket string) {
 // written at once, then the credit is sent. The balance answered is the
 // operator's; if the credit is not acknowledged yet, the last known one
 // plus the win (the outbox sends the credit until it is).
-func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error) {
-	st, c, err := b.store.SettleCrediting(ctx, player, fence, g, res)
+func (b *Bank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, last *wallet.Choice, res engine.Result) (wallet.Settlement, error) {
+	st, c, err := b.store.SettleCrediting(ctx, player, fence, g, last, res)
 	if err != nil {
 		return st, err
 	}

@@ -98,7 +98,7 @@ func (f *fixture) owed(player string) []wallet.Call {
 func (f *fixture) settleOwed(player string, g *wallet.GameRecord) engine.Result {
 	f.t.Helper()
 	res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
-	if st, err := f.bank.Settle(context.Background(), player, f.fence, g, res); err != nil || !st.Pending {
+	if st, err := f.bank.Settle(context.Background(), player, f.fence, g, nil, res); err != nil || !st.Pending {
 		f.t.Fatalf("settle with the credit failing: %+v %v", st, err)
 	}
 	return res
@@ -139,7 +139,7 @@ func TestSeamlessTicketDebitedAndCreditedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := f.bank.Settle(ctx, "ann", f.fence, g, res)
+		st, err := f.bank.Settle(ctx, "ann", f.fence, g, nil, res)
 		if err != nil || st.Pending {
 			t.Fatalf("settle: %+v %v", st, err)
 		}
@@ -147,7 +147,7 @@ func TestSeamlessTicketDebitedAndCreditedOnce(t *testing.T) {
 		if st.Balance != fund-200+wins {
 			t.Fatalf("balance after game %d: %d, want the operator's %d", i, st.Balance, fund-200+wins)
 		}
-		if again, err := f.bank.Settle(ctx, "ann", f.fence, g, res); err != nil || !again.Dup {
+		if again, err := f.bank.Settle(ctx, "ann", f.fence, g, nil, res); err != nil || !again.Dup {
 			t.Fatalf("settled twice: %+v %v", again, err)
 		}
 	}

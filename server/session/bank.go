@@ -21,8 +21,9 @@ type Bank interface {
 	// PlaceBet takes a ticket's stake and records its games, or refuses it
 	// whole (wallet.Store.PlaceBet's contract).
 	PlaceBet(ctx context.Context, player, fence string, t wallet.Ticket) (balance int64, dup bool, err error)
-	// Settle pays a game once.
-	Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error)
+	// Settle pays a game once; with last, it records the game's last
+	// choice with the settlement (wallet.Store.SettleChoosing's contract).
+	Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, last *wallet.Choice, res engine.Result) (wallet.Settlement, error)
 	// Balance reads the player's balance where the money lives, when that
 	// is not Redis (false: Redis's, or unknown now).
 	Balance(ctx context.Context, player string) (int64, bool)
@@ -39,7 +40,10 @@ func (b redisBank) PlaceBet(ctx context.Context, player, fence string, t wallet.
 	return b.store.PlaceBet(ctx, player, fence, t)
 }
 
-func (b redisBank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, res engine.Result) (wallet.Settlement, error) {
+func (b redisBank) Settle(ctx context.Context, player, fence string, g *wallet.GameRecord, last *wallet.Choice, res engine.Result) (wallet.Settlement, error) {
+	if last != nil {
+		return b.store.SettleChoosing(ctx, player, fence, g.ID, *last, res)
+	}
 	return b.store.Settle(ctx, player, fence, g.ID, res)
 }
 

@@ -95,12 +95,12 @@ func (s *Session) decision(req *protocol.Request, kind string, d decision) {
 
 // record makes a choice durable (journaled) before it takes effect, then
 // acknowledges it.
-func (s *Session) record(game, reqID, field, value string) bool {
+func (s *Session) record(game, reqID string, c wallet.Choice) bool {
 	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
 	defer cancel()
 	err := retryTransient(ctx, func() error {
 		t0 := time.Now()
-		err := s.hub.store.Choose(ctx, s.player, s.fenceToken(), game, field, value)
+		err := s.hub.store.Choose(ctx, s.player, s.fenceToken(), game, c.Field, c.Value)
 		s.hub.metrics.ObserveRedis("choose", t0, err)
 		s.leaseExtended(t0, err)
 		return err

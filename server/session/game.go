@@ -161,12 +161,28 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 	if askSoC && !s.send(msg(protocol.Message{Type: protocol.TSoCOffer, Game: g.ID, Gain: main.Gain})) {
 		return 0, 0, false
 	}
+	// The game's last choice, one after which nothing more is shown (a
+	// stop with no Extra to follow, an Extra box), is recorded with the
+	// settlement: one Redis script instead of two. A choice that something
+	// is shown after (the draw of a continue, the Extra offer after a
+	// stop) is recorded first: what a player has seen after a choice
+	// never lets them choose again.
+	var last *wallet.Choice
+	lastID := "" // its request's id, acknowledged once it is recorded
 	if main.SoC {
 		s.hub.metrics.SoCOffered.Inc()
 		if askSoC {
 			d, ok := s.decide(socCh, p.aheadBy())
-			if !ok || !s.record(g.ID, d.id, wallet.ChoiceContinue, boolValue(d.cont)) {
+			if !ok {
 				return 0, 0, false
+			}
+			c := wallet.Choice{Field: wallet.ChoiceContinue, Value: boolValue(d.cont)}
+			if d.cont || main.Green {
+				if !s.record(g.ID, d.id, c) {
+					return 0, 0, false
+				}
+			} else {
+				last, lastID = &c, d.id
 			}
 			choices.Continue = d.cont
 			p.restart(time.Now())
@@ -201,47 +217,62 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 				return 0, 0, false
 			}
 			d, ok := s.decide(boxCh, p.aheadBy())
-			if !ok || !s.record(g.ID, d.id, wallet.ChoiceBox, strconv.Itoa(d.box)) {
+			if !ok {
 				return 0, 0, false
 			}
+			last, lastID = &wallet.Choice{Field: wallet.ChoiceBox, Value: strconv.Itoa(d.box)}, d.id
 			choices.Box = d.box
 			if res, err = tab.Settle(o, choices); err != nil {
 				return 0, 0, false
 			}
-		}
-		box := res.Box
-		if !s.send(msg(protocol.Message{Type: protocol.TExtraResult, Game: g.ID, Box: &box, Boxes: o.Boxes[:], Prize: res.ExtraWin})) {
-			return 0, 0, false
 		}
 	}
 
 	if !p.wait() {
 		return 0, 0, false
 	}
-	st, err := s.settle(g, res)
+	st, err := s.settle(g, last, res)
 	if err != nil {
 		return 0, 0, false
+	}
+	if last != nil && st.Dup {
+		// Settled meanwhile by someone else, without this choice: as when
+		// recording it fails, the player's next connection shows the game.
+		s.fail(lastID, protocol.Errf(protocol.CodeInternal, "your choice could not be recorded; reconnect to see the game"))
+		return 0, 0, false
+	}
+	if lastID != "" {
+		s.send(msg(protocol.Message{Type: protocol.TOk, ID: lastID, Game: g.ID}))
+	}
+	if main.Green { // the boxes are shown once the box chosen is recorded
+		box := res.Box
+		s.send(msg(protocol.Message{Type: protocol.TExtraResult, Game: g.ID, Box: &box, Boxes: o.Boxes[:], Prize: res.ExtraWin}))
 	}
 	s.send(msg(protocol.Message{Type: protocol.TSettled, Game: g.ID, Win: st.Win, Balance: &st.Balance, Result: &res}))
 	return st.Win, st.Balance, true
 }
 
-// settle pays the game (once, whatever happens) and updates the figures.
-func (s *Session) settle(g *wallet.GameState, res engine.Result) (wallet.Settlement, error) {
+// settle pays the game (once, whatever happens), with its last choice if
+// any, and updates the figures.
+func (s *Session) settle(g *wallet.GameState, last *wallet.Choice, res engine.Result) (wallet.Settlement, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var st wallet.Settlement
 	err := retryTransient(ctx, func() (err error) {
 		t0 := time.Now()
-		st, err = s.hub.bank.Settle(ctx, s.player, s.fenceToken(), &g.GameRecord, res)
+		st, err = s.hub.bank.Settle(ctx, s.player, s.fenceToken(), &g.GameRecord, last, res)
 		s.hub.metrics.ObserveRedis("settle", t0, err)
 		s.leaseExtended(t0, err)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, wallet.ErrFenced) {
+		switch {
+		case errors.Is(err, wallet.ErrFenced):
 			s.takenOver()
-		} else {
+		case errors.Is(err, wallet.ErrAlreadyChosen):
+			// Another session recorded a different choice first; it
+			// stands, and the game is settled with it there (as record).
+		default:
 			s.log().Error().Err(err).Str("game", g.ID).Msg("settle failed; left for recovery")
 			s.fail("", protocol.Errf(protocol.CodeInternal, "your game is safe and will be settled; reconnect in a moment"))
 		}

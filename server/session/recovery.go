@@ -95,7 +95,7 @@ func (h *Hub) recoverPlayer(ctx context.Context, player string, games []string) 
 		if err != nil {
 			return settled, err
 		}
-		st, err := h.bank.Settle(ctx, player, fence, &g.GameRecord, res)
+		st, err := h.bank.Settle(ctx, player, fence, &g.GameRecord, nil, res)
 		if err != nil {
 			return settled, err
 		}

@@ -33,7 +33,7 @@ const (
 // Error is a refusal with a machine-readable code.
 type Error struct {
 	Code      Code
-	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded; for bad_*: what is wrong
+	Reason    string        // for limit_reached: deposit_cap, loss_limit, ticket_max, self_excluded; for bad_*: what is wrong; for already_chosen: the value chosen
 	Limit     int64         // the limit in force (cents, or a time in ms for self_excluded and exclusion_in_force)
 	Available int64         // what could still pass: balance, or room left under the limit
 	Retry     time.Duration // for rate_limited: when the next attempt may pass

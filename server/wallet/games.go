@@ -177,6 +177,17 @@ const (
 	ChoiceBox      = "box"      // "0".."4"
 )
 
+// Choice is a player's choice on a game: its field and value.
+type Choice struct{ Field, Value string }
+
+// entry is the choice's journal entry; tag, its seal on the game record.
+func (c Choice) entry(gameID string) link {
+	return link{"choice", map[string]string{"game": gameID, c.Field: c.Value}}
+}
+func (c Choice) tag(s *Store, gameID string) string {
+	return s.seal.Tag(choiceTagged(gameID, c.Field, c.Value)...)
+}
+
 // Choose records a player's choice on an open game, journaled. Choices are
 // final: a different second choice is refused, the same one is a no-op.
 func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value string) error {
@@ -184,10 +195,11 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 		return ErrBadPlayer
 	}
 	k := keysOf(player)
-	payload := map[string]string{"game": gameID, field: value}
-	reply, err := s.sealed(ctx, player, "choice", payload, func(e journal.Entry) ([]any, error) {
+	c := Choice{field, value}
+	e := c.entry(gameID)
+	reply, err := s.sealed(ctx, player, e.kind, e.payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		args = append(args, s.seal.Tag(choiceTagged(gameID, field, value)...), s.Now().UnixMilli(), s.cfg.LeaseTTL.Milliseconds())
+		args = append(args, c.tag(s, gameID), s.Now().UnixMilli(), s.cfg.LeaseTTL.Milliseconds())
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -210,22 +222,32 @@ type Settlement struct {
 // Settle pays a game exactly once. A second call for the same game pays
 // nothing and returns the first win.
 func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res engine.Result) (Settlement, error) {
-	return s.settle(ctx, player, fence, gameID, res, nil)
+	return s.settle(ctx, player, fence, gameID, nil, res, nil)
 }
 
-// SettleCrediting settles a game as Settle does and, with the settlement,
-// puts its credit in the player's outbox (seamless mode): the credit is
-// then sent until the operator acknowledges it. A second call settles
-// nothing and queues nothing.
-func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, res engine.Result) (Settlement, Call, error) {
+// SettleChoosing records the game's last choice — one after which nothing
+// more is shown: res is its outcome — and settles the game, in one script:
+// as Choose then Settle, with one call and one write to Redis instead of
+// two. A different choice recorded before is refused (ErrAlreadyChosen)
+// and nothing is settled; the same one recorded before is not recorded
+// again.
+func (s *Store) SettleChoosing(ctx context.Context, player, fence, gameID string, last Choice, res engine.Result) (Settlement, error) {
+	return s.settle(ctx, player, fence, gameID, &last, res, nil)
+}
+
+// SettleCrediting settles a game as Settle does (as SettleChoosing with a
+// last choice) and, with the settlement, puts its credit in the player's
+// outbox (seamless mode): the credit is then sent until the operator
+// acknowledges it. A second call settles nothing and queues nothing.
+func (s *Store) SettleCrediting(ctx context.Context, player, fence string, g *GameRecord, last *Choice, res engine.Result) (Settlement, Call, error) {
 	now := s.nowMS()
 	c := Call{Kind: KindCredit, Player: player, Tx: creditTx(g.ID), Round: g.Ticket, Amount: res.Win, DebitTx: DebitTx(g.Ticket),
 		Game: g.ID, Since: now, Due: now}
-	st, err := s.settle(ctx, player, fence, g.ID, res, &c)
+	st, err := s.settle(ctx, player, fence, g.ID, last, res, &c)
 	return st, c, err
 }
 
-func (s *Store) settle(ctx context.Context, player, fence, gameID string, res engine.Result, credit *Call) (Settlement, error) {
+func (s *Store) settle(ctx context.Context, player, fence, gameID string, last *Choice, res engine.Result, credit *Call) (Settlement, error) {
 	if !ValidPlayer(player) {
 		return Settlement{}, ErrBadPlayer
 	}
@@ -240,13 +262,24 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, res en
 		Win    int64           `json:"win"`
 		Result json.RawMessage `json:"result"`
 	}{gameID, res.Win, result}
-	reply, err := s.sealed(ctx, player, "settle", payload, func(e journal.Entry) ([]any, error) {
+	links := []link{{"settle", payload}}
+	if last != nil {
+		links = []link{last.entry(gameID), links[0]}
+	}
+	reply, err := s.sealedChain(ctx, player, links, func(es []journal.Entry) ([]any, error) {
+		e := es[len(es)-1]
 		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, lossDay(now), int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
 		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...), s.cfg.LeaseTTL.Milliseconds())
 		if credit != nil {
 			args = append(args, credit.field(), credit.encode())
 		} else {
 			args = append(args, "", "")
+		}
+		if last != nil {
+			args = append(args, last.Field, last.Value, last.tag(s, gameID))
+			args = append(args, journalArgs(es[0])...)
+		} else {
+			args = append(args, "")
 		}
 		return s.run(ctx, settleScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner(), k.open(), k.outbox()}, args...)
 	})
@@ -259,7 +292,11 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, res en
 	case "dup":
 		return Settlement{Win: num(reply, 1), Balance: num(reply, 2), Dup: true}, nil
 	}
-	return Settlement{}, replyError(reply)
+	err = replyError(reply)
+	if last != nil && errors.Is(err, ErrAlreadyChosen) && err.(*Error).Reason == last.Value {
+		return s.settle(ctx, player, fence, gameID, nil, res, credit) // recorded before, as asked
+	}
+	return Settlement{}, err
 }
 
 // GameState is a stored game with its choices and, once settled, result.

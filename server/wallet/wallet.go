@@ -275,14 +275,31 @@ func lostOn(v []any, day string) int64 {
 // it has lost a few times, until ctx ends.
 func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
 	run func(e journal.Entry) ([]any, error)) ([]any, error) {
+	return s.sealedChain(ctx, player, []link{{kind, payload}}, func(es []journal.Entry) ([]any, error) { return run(es[0]) })
+}
+
+// link is one entry a script appends to the journal: its kind and payload.
+type link struct {
+	kind    string
+	payload any
+}
+
+// sealedChain is sealed for a script that appends several entries, in
+// order, each chained to the one before (the first to the head).
+func (s *Store) sealedChain(ctx context.Context, player string, links []link,
+	run func(es []journal.Entry) ([]any, error)) ([]any, error) {
+	es := make([]journal.Entry, len(links))
 	for attempt := 0; ; attempt++ {
 		head, _ := s.heads.Load(player)
 		h, _ := head.(journal.Head)
-		e, err := s.seal.Seal(h, kind, payload)
-		if err != nil {
-			return nil, err
+		for i, l := range links {
+			e, err := s.seal.Seal(h, l.kind, l.payload)
+			if err != nil {
+				return nil, err
+			}
+			es[i], h = e, journal.Head{Hash: e.Hash, Seq: e.Seq}
 		}
-		reply, err := run(e)
+		reply, err := run(es)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +317,7 @@ func (s *Store) sealed(ctx context.Context, player, kind string, payload any,
 			continue
 		}
 		if str(reply, 0) == "ok" {
-			s.heads.Store(player, journal.Head{Hash: e.Hash, Seq: e.Seq})
+			s.heads.Store(player, h)
 		}
 		return reply, nil
 	}
@@ -322,7 +339,7 @@ func replyError(r []any) error {
 		e.Reason, e.Retry = str(r, 2), time.Duration(num(r, 3))*time.Millisecond
 	case CodeExclusion:
 		e.Limit = num(r, 2)
-	case CodeBadRequest, CodeBadAmount:
+	case CodeBadRequest, CodeBadAmount, CodeAlreadyChosen:
 		e.Reason = str(r, 2)
 	}
 	return e

@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -985,5 +986,68 @@ func TestMovableLedgerRows(t *testing.T) {
 		if n, _ := s.rdb.Exists(ctx, k.ledger(), k.journal()).Result(); n != 0 {
 			t.Fatalf("%d streams left after the trim", n)
 		}
+	})
+}
+
+// A game's last choice is recorded with its settlement in one script, as
+// Choose then Settle would: the same fields, seals and journal entries.
+func TestSettleChoosing(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		s.Deposit(ctx, "ida", "d", 5000)
+		fence, _ := s.Claim(ctx, "ida", time.Minute)
+		tk := ticket(t, "ida", "t", 2, 100)
+		if _, _, err := placeFair(ctx, s, "ida", fence, tk); err != nil {
+			t.Fatal(err)
+		}
+		tab := engine.Default()
+		g0, g1 := tk.Games[0], tk.Games[1]
+
+		stop := Choice{ChoiceContinue, "0"}
+		res, _ := tab.Settle(&g0.Outcome, engine.Choices{})
+		_, before := s.Batches()
+		st, err := s.SettleChoosing(ctx, "ida", fence, g0.ID, stop, res)
+		if _, after := s.Batches(); err != nil || st.Dup || st.Balance != 5000-200+res.Win || after != before+1 {
+			t.Fatalf("settle with the stop: %+v %v, %d scripts", st, err, after-before)
+		}
+		got, err := s.Game(ctx, "ida", g0.ID) // refused if a seal did not match
+		if err != nil || got.Status != "settled" || got.Continue == nil || *got.Continue || got.ContinueAt == 0 || got.Win != res.Win {
+			t.Fatalf("settled game: %+v %v", got, err)
+		}
+		if again, err := s.SettleChoosing(ctx, "ida", fence, g0.ID, stop, res); err != nil || !again.Dup || again.Win != res.Win {
+			t.Fatalf("settled twice: %+v %v", again, err)
+		}
+
+		// A different choice recorded before stands: nothing is settled.
+		if err := s.Choose(ctx, "ida", fence, g1.ID, ChoiceBox, "2"); err != nil {
+			t.Fatal(err)
+		}
+		res1, _ := tab.Settle(&g1.Outcome, engine.Choices{Box: 3})
+		if _, err := s.SettleChoosing(ctx, "ida", fence, g1.ID, Choice{ChoiceBox, "3"}, res1); !errors.Is(err, ErrAlreadyChosen) {
+			t.Fatalf("a second, different choice: %v", err)
+		}
+		if open, _ := s.OpenGames(ctx, "ida"); len(open) != 1 || open[0].ID != g1.ID || *open[0].Box != 2 {
+			t.Fatalf("open games after the refusal: %+v", open)
+		}
+		// The same choice recorded before is not recorded twice.
+		res1, _ = tab.Settle(&g1.Outcome, engine.Choices{Box: 2})
+		if st, err := s.SettleChoosing(ctx, "ida", fence, g1.ID, Choice{ChoiceBox, "2"}, res1); err != nil || st.Dup {
+			t.Fatalf("settle with the box chosen before: %+v %v", st, err)
+		}
+
+		entries, _ := s.Journal(ctx, "ida")
+		var kinds []string
+		for _, e := range entries {
+			var d struct{ Kind string }
+			json.Unmarshal([]byte(e.Data), &d)
+			kinds = append(kinds, d.Kind)
+		}
+		if want := "deposit bet choice settle choice settle"; strings.Join(kinds, " ") != want {
+			t.Fatalf("journal %q, want %q", kinds, want)
+		}
+		if checked, damaged, err := s.Verify(ctx); err != nil || checked != 1 || len(damaged) != 0 {
+			t.Fatalf("verify: %d %+v %v", checked, damaged, err)
+		}
+		mustBooks(t, s)
 	})
 }

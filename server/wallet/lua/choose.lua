@@ -15,8 +15,6 @@ if st[2] then
 end
 local bad = fenced(owner, fence, tonumber(ARGV[11])) or journal_moved(account(acct), j.prev)
 if bad then return bad end
--- <field>_at: when it was chosen, so a resumed game keeps its pace after it.
-redis.call('HSET', game, field, value, field .. '_tag', ARGV[9], field .. '_at', ARGV[10])
-redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
+record_choice(game, jkey, field, value, ARGV[9], ARGV[10], j)
 redis.call('HSET', acct, 'jhead', j.hash, 'jseq', j.seq)
 return {'ok', value}

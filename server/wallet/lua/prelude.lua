@@ -46,6 +46,14 @@ local function commit(acct, jkey, j, bal, house, row, more)
   redis.call('HSET', acct, 'balance', b, 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq, unpack(more or {}))
 end
 
+-- Records a choice (continue/box) on an open game with its journal entry;
+-- the caller moves the journal head. <field>_at: when it was chosen, so a
+-- resumed game keeps its pace after it.
+local function record_choice(game, jkey, field, value, tag, at, j)
+  redis.call('HSET', game, field, value, field .. '_tag', tag, field .. '_at', at)
+  redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
+end
+
 -- Reads the 5 journal arguments starting at ARGV[i].
 local function journal_args(i)
   return {seq = ARGV[i], prev = ARGV[i + 1], hash = ARGV[i + 2], mac = ARGV[i + 3], data = ARGV[i + 4]}
