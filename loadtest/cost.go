@@ -166,7 +166,10 @@ func fetchProfile(url, file string) {
 }
 
 // redisStalls is Redis's LATENCY LATEST: for each kind of event that took
-// over the monitor's threshold, how many ms the latest and the worst took.
+// over the monitor's threshold, how many ms the latest and the worst took,
+// and (LATENCY HISTORY: at most one sample a second, the last 160 kept) in
+// how many seconds and for how long in all. An fsync stall holds every
+// server's money writes: they show in confirm→accept whatever the servers do.
 func redisStalls(addr string) string {
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
@@ -179,7 +182,15 @@ func redisStalls(addr string) string {
 	var parts []string
 	for _, r := range rows {
 		if f, ok := r.([]any); ok && len(f) >= 4 {
-			parts = append(parts, fmt.Sprintf("%v: latest %v ms, worst %v ms", f[0], f[2], f[3]))
+			seconds, total := 0, int64(0)
+			hist, _ := rdb.Do(ctx, "LATENCY", "HISTORY", f[0]).Slice()
+			for _, h := range hist {
+				if e, ok := h.([]any); ok && len(e) == 2 {
+					ms, _ := e[1].(int64)
+					seconds, total = seconds+1, total+ms
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%v: latest %v ms, worst %v ms, in %d s (%d ms in all)", f[0], f[2], f[3], seconds, total))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -42,7 +42,8 @@
 // intent —, a summary) →
 // confirm (handlers.go: admission, deal, the bank's bet — the Redis
 // wallet's writes the recovery entries itself) → play and
-// playGame (game.go: timed reveal, choices, the bank's settlement) →
+// playGame (game.go: timed reveal, choices, the bank's settlement — which
+// records the game's last choice, one nothing is shown after) →
 // ticket_done.
 //
 // The bank (bank.go) is where the money moves: the Redis wallet itself,
