@@ -354,6 +354,7 @@ func (p *player) follow(ctx context.Context, games map[string]bool, dropAt int) 
 		case protocol.TError:
 			p.stats.error(m.Error.Code, p.role != normal || p.redisFault(m.Error.Code))
 		}
+		p.c.Release(m) // kept nowhere: the next message reuses it
 	}
 	return nil
 }

@@ -73,6 +73,18 @@ func ConnectVersion(ctx context.Context, url, token string, v int) (*Client, err
 	return c, nil
 }
 
+// messages recycles the pushed messages their reader is done with
+// (Release). A load test reads millions, in a process that collects no
+// garbage during a run (loadtest): each new one would be fresh memory,
+// faulted in and cleared, which cost it an eighth of its CPU.
+var messages = sync.Pool{New: func() any { return new(Message) }}
+
+// Release hands back a message Next returned, once the caller is done
+// with it: it is reused for a later one, so neither the caller nor
+// anything it handed m to may touch m afterwards (what m's fields point
+// to stays the caller's). Releasing is optional.
+func (c *Client) Release(m *Message) { messages.Put(m) }
+
 func (c *Client) readLoop() {
 	defer close(c.done)
 	defer close(c.events)
@@ -94,8 +106,9 @@ func (c *Client) readLoop() {
 			return
 		}
 		now := time.Now()
-		m := new(Message)
+		m := messages.Get().(*Message)
 		if err := DecodeMessage(buf.Bytes(), m); err != nil {
+			messages.Put(m)
 			continue
 		}
 		if m.T != 0 && c.OnTimed != nil {

@@ -72,6 +72,13 @@ func TestDecodeMessageMatchesEncodingJSON(t *testing.T) {
 		if err := DecodeMessage(b, &got); err != nil || !reflect.DeepEqual(&got, m) {
 			t.Errorf("%s: got %+v, %v", b, got, err)
 		}
+		// Into a message that held another (Client.Release reuses them):
+		// nothing of the earlier one is left.
+		bal := int64(7)
+		used := Message{Type: TSummary, ID: "9", Balance: &bal, Warnings: []string{"w"}, Pos: 4, Hit: true, Effect: "gold", Text: "x"}
+		if err := DecodeMessage(b, &used); err != nil || !reflect.DeepEqual(&used, m) {
+			t.Errorf("%s into a used message: got %+v, %v", b, used, err)
+		}
 	}
 	for _, raw := range []string{
 		`{"type":"number","pos":1,"hit":true,"id":"7"}`, // an id: not a bare reveal
