@@ -232,13 +232,12 @@ func (s *Session) playGame(g *wallet.GameState, start, caughtUp time.Time) (win,
 		return 0, 0, false
 	}
 	st, err := s.settle(g, last, res)
-	if err != nil {
-		return 0, 0, false
-	}
-	if last != nil && st.Dup {
+	if errors.Is(err, wallet.ErrSettled) {
 		// Settled meanwhile by someone else, without this choice: as when
 		// recording it fails, the player's next connection shows the game.
 		s.fail(lastID, protocol.Errf(protocol.CodeInternal, "your choice could not be recorded; reconnect to see the game"))
+	}
+	if err != nil {
 		return 0, 0, false
 	}
 	if lastID != "" {
@@ -269,9 +268,10 @@ func (s *Session) settle(g *wallet.GameState, last *wallet.Choice, res engine.Re
 		switch {
 		case errors.Is(err, wallet.ErrFenced):
 			s.takenOver()
-		case errors.Is(err, wallet.ErrAlreadyChosen):
-			// Another session recorded a different choice first; it
-			// stands, and the game is settled with it there (as record).
+		case errors.Is(err, wallet.ErrAlreadyChosen), errors.Is(err, wallet.ErrSettled):
+			// The last choice was not recorded: another session recorded a
+			// different one first (it stands, as in record), or the game
+			// was settled without it (playGame tells the player).
 		default:
 			s.log().Error().Err(err).Str("game", g.ID).Msg("settle failed; left for recovery")
 			s.fail("", protocol.Errf(protocol.CodeInternal, "your game is safe and will be settled; reconnect in a moment"))

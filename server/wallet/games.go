@@ -230,7 +230,9 @@ func (s *Store) Settle(ctx context.Context, player, fence, gameID string, res en
 // as Choose then Settle, with one call and one write to Redis instead of
 // two. A different choice recorded before is refused (ErrAlreadyChosen)
 // and nothing is settled; the same one recorded before is not recorded
-// again.
+// again. A game settled already answers as Settle (Dup) if it carries this
+// choice — a retry of this call — and ErrSettled if it was settled
+// without it.
 func (s *Store) SettleChoosing(ctx context.Context, player, fence, gameID string, last Choice, res engine.Result) (Settlement, error) {
 	return s.settle(ctx, player, fence, gameID, &last, res, nil)
 }

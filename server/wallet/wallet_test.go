@@ -1014,8 +1014,13 @@ func TestSettleChoosing(t *testing.T) {
 		if err != nil || got.Status != "settled" || got.Continue == nil || *got.Continue || got.ContinueAt == 0 || got.Win != res.Win {
 			t.Fatalf("settled game: %+v %v", got, err)
 		}
+		// A retry (its first answer lost) finds the game settled with this
+		// choice: a duplicate. Another choice was not recorded: refused.
 		if again, err := s.SettleChoosing(ctx, "ida", fence, g0.ID, stop, res); err != nil || !again.Dup || again.Win != res.Win {
 			t.Fatalf("settled twice: %+v %v", again, err)
+		}
+		if _, err := s.SettleChoosing(ctx, "ida", fence, g0.ID, Choice{ChoiceBox, "1"}, res); !errors.Is(err, ErrSettled) {
+			t.Fatalf("a choice on a game settled without it: %v", err)
 		}
 
 		// A different choice recorded before stands: nothing is settled.

@@ -2,7 +2,9 @@
 -- With the game's last choice (one after which nothing more is shown: a
 -- stop, an Extra box), records it first, journaled as choose.lua does, in
 -- the same script: one call and one fsync instead of two. A game already
--- carrying a value for that field is refused (already_chosen), nothing done.
+-- carrying a value for that field is refused (already_chosen), nothing done;
+-- a game settled already is a 'dup' only if it carries this choice (a retry
+-- of this call), and refused (settled) if it was settled without it.
 -- Seamless mode: the win's credit is put in the player's outbox with the
 -- settlement, so that it is sent until acknowledged, whatever happens.
 -- KEYS: acct, journal, game, owner, open, outbox
@@ -20,7 +22,10 @@ if field ~= '' then first = journal_args(20) end
 local st = redis.call('HMGET', game, 'status', 'win', field ~= '' and field or 'status')
 if not st[1] then return {'err', 'no_game'} end
 local a = account(acct)
-if st[1] == 'settled' then return {'dup', st[2], tostring(a.balance)} end
+if st[1] == 'settled' then
+  if field ~= '' and st[3] ~= ARGV[18] then return {'err', 'settled'} end
+  return {'dup', st[2], tostring(a.balance)}
+end
 if field ~= '' and st[3] then return {'err', 'already_chosen', st[3]} end
 local bad = fenced(owner, fence, tonumber(ARGV[14])) or journal_moved(a, first.prev)
 if bad then return bad end
