@@ -5,7 +5,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"keno/protocol"
+	"keno/server/wallet"
 )
+
+// The wire and the wallet bound amounts apart (wallet does not import
+// protocol); the app joins them, so a request the protocol lets through is
+// one the wallet takes, and a cap DEPOSIT_CAP accepts is one a request can
+// reach.
+func TestAmountBoundsAgree(t *testing.T) {
+	if protocol.MaxAmount != wallet.MaxAmount {
+		t.Fatalf("protocol.MaxAmount %d, wallet.MaxAmount %d: one bound for every amount", protocol.MaxAmount, wallet.MaxAmount)
+	}
+}
 
 // Bad configuration stops the server at start, naming the variable.
 func TestConfigRefusals(t *testing.T) {

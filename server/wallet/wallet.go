@@ -165,7 +165,7 @@ func (s *Store) node(ctx context.Context, key string) (redis.Cmdable, error) {
 }
 
 // MaxAmount bounds every amount and money limit (1 000 000 €; the same
-// bound as the protocol's): Lua computes in doubles, exact to 2^53.
+// bound as the protocol's, TestAmountBoundsAgree): Lua computes in doubles, exact to 2^53.
 const MaxAmount = 100_000_000
 
 var (
