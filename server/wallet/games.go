@@ -180,11 +180,13 @@ const (
 // Choice is a player's choice on a game: its field and value.
 type Choice struct{ Field, Value string }
 
-// entry is the choice's journal entry; tag, its seal on the game record.
+// entry is the choice's journal entry.
 func (c Choice) entry(gameID string) link {
 	return link{"choice", map[string]string{"game": gameID, c.Field: c.Value}}
 }
-func (c Choice) tag(s *Store, gameID string) string {
+
+// choiceTag is a choice's seal on the game record (the store's key).
+func (s *Store) choiceTag(gameID string, c Choice) string {
 	return s.seal.Tag(choiceTagged(gameID, c.Field, c.Value)...)
 }
 
@@ -196,10 +198,10 @@ func (s *Store) Choose(ctx context.Context, player, fence, gameID, field, value 
 	}
 	k := keysOf(player)
 	c := Choice{field, value}
-	e := c.entry(gameID)
-	reply, err := s.sealed(ctx, player, e.kind, e.payload, func(e journal.Entry) ([]any, error) {
+	l := c.entry(gameID)
+	reply, err := s.sealed(ctx, player, l.kind, l.payload, func(e journal.Entry) ([]any, error) {
 		args := append([]any{fence, field, value}, journalArgs(e)...)
-		args = append(args, c.tag(s, gameID), s.Now().UnixMilli(), s.cfg.LeaseTTL.Milliseconds())
+		args = append(args, s.choiceTag(gameID, c), s.Now().UnixMilli(), s.cfg.LeaseTTL.Milliseconds())
 		return s.run(ctx, chooseScript, []string{k.acct(), k.journal(), k.game(gameID), k.owner()}, args...)
 	})
 	if err != nil {
@@ -278,7 +280,7 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, last *
 			args = append(args, "", "")
 		}
 		if last != nil {
-			args = append(args, last.Field, last.Value, last.tag(s, gameID))
+			args = append(args, last.Field, last.Value, s.choiceTag(gameID, *last))
 			args = append(args, journalArgs(es[0])...)
 		} else {
 			args = append(args, "")
