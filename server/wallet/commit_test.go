@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,7 +135,8 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// A read rides with the scripts queued before it, in their pipeline, and
+// A read rides with the scripts queued before it, in their pipeline (one
+// chunk: they are small), and
 // sees what they wrote; batches count only scripts; a read whose context
 // ended before its batch left is not sent.
 func TestGroupCommitReadsRide(t *testing.T) {
@@ -180,6 +182,66 @@ func TestGroupCommitReadsRide(t *testing.T) {
 	defer hook.mu.Unlock()
 	if want := [][]string{{"evalsha"}, {"evalsha", "get"}}; !reflect.DeepEqual(hook.sent, want) {
 		t.Errorf("pipelines sent: %v, want %v", hook.sent, want)
+	}
+}
+
+// A batch larger than a chunk leaves in several pipelines at once, none
+// over chunkBytes, counted as one batch; every caller gets its own answer.
+func TestGroupCommitChunks(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	ctx := context.Background()
+	echo := redis.NewScript(`redis.call('SET', KEYS[1], ARGV[2]) return tonumber(ARGV[1]) + #ARGV[2]`)
+	if err := echo.Load(ctx, rdb).Err(); err != nil {
+		t.Fatal(err)
+	}
+	hook := &pipelines{release: make(chan struct{})}
+	rdb.AddHook(hook)
+	var g groupCommit
+	big := strings.Repeat("x", 2000)
+	const n = 21
+	per := callSize([]string{"k0"}, []any{0, big})
+	fit := chunkBytes / per // calls to a chunk
+	var wg sync.WaitGroup
+	got := make([]int64, n)
+	errs := make([]error, n)
+	call := func(i int) {
+		defer wg.Done()
+		got[i], errs[i] = g.run(ctx, rdb, echo, []string{fmt.Sprint("k", i)}, i, big).Int64()
+	}
+	wg.Add(n)
+	go call(0) // leads, held in flight
+	hook.waitSent()
+	for i := 1; i < n; i++ {
+		go call(i)
+	}
+	waitQueued(t, &g, n-1)
+	close(hook.release)
+	wg.Wait()
+
+	for i := range n {
+		if errs[i] != nil || got[i] != int64(i+len(big)) {
+			t.Errorf("call %d: %d %v, want %d", i, got[i], errs[i], i+len(big))
+		}
+	}
+	if batches, scripts := g.batches.Load(), g.scripts.Load(); batches != 2 || scripts != n {
+		t.Errorf("counted %d batches of %d scripts, want 2 of %d", batches, scripts, n)
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	var sizes []int
+	for _, ns := range hook.sent[1:] {
+		sizes = append(sizes, len(ns))
+	}
+	slices.Sort(sizes)
+	want := []int{(n - 1) % fit}
+	for range (n - 1) / fit {
+		want = append(want, fit)
+	}
+	if want[0] == 0 {
+		want = want[1:]
+	}
+	if fit < 2 || len(want) < 2 || !reflect.DeepEqual(sizes, want) {
+		t.Errorf("the %d calls queued behind the first left in pipelines of %v, want %v (%d to a chunk)", n-1, sizes, want, fit)
 	}
 }
 
