@@ -73,7 +73,7 @@ type queued struct {
 	ctx    context.Context
 	add    func(redis.Pipeliner) // queues the call's commands, each of which carries its answer
 	script *redis.Script         // a script call's, loaded again if Redis lost it; nil for reads
-	size   int                   // about how many bytes it sends (chunks)
+	size   int                   // about how many bytes it sends (chunks); 0 for reads, which are small
 	cmd    *redis.Cmd            // a script call's answer
 	err    error                 // not sent: the caller's context ended before its batch left
 	at     time.Time             // queued
