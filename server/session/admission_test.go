@@ -100,3 +100,42 @@ func TestSlowWalletIsNotTheServers(t *testing.T) {
 		t.Fatalf("bets slow with a fast wallet: severity %d, want 1", got)
 	}
 }
+
+// One slow second cuts nothing (a disk stall or a neighbour's burst slows
+// every game at once); trouble two seconds in a row does, by what both
+// share, and no more often than the cut gap.
+func TestJudgeCutsOnlySustainedTrouble(t *testing.T) {
+	j := judge{cutGap: 3 * time.Second}
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	limit := int64(math.MaxInt64)
+	steps := []struct {
+		sev  int
+		want int64
+	}{
+		{0, math.MaxInt64}, // on time: no limit
+		{3, math.MaxInt64}, // one stall, however bad: nothing
+		{0, math.MaxInt64}, // back on time
+		{2, math.MaxInt64}, // trouble begins…
+		{1, 900},           // …and lasts: cut by what both share (a tenth)
+		{3, 900},           // still troubled, but a cut is not due yet
+		{0, 990},           // on time, the limit binding: grown a tenth
+	}
+	for i, s := range steps {
+		if limit = j.next(at(i), s.sev, limit, 1000); limit != s.want {
+			t.Fatalf("second %d (severity %d): limit %d, want %d", i, s.sev, limit, s.want)
+		}
+	}
+	// Trouble after the gap, with 880 in play: cut again, from the limit.
+	j.next(at(8), 2, limit, 880)
+	if limit = j.next(at(9), 2, limit, 880); limit != 660 {
+		t.Fatalf("sustained trouble after the gap: limit %d, want 660 (three quarters of 880)", limit)
+	}
+	// A slow second while the limit binds does not grow it.
+	if got := j.next(at(10), 0, 660, 650); got != 726 {
+		t.Fatalf("on time and binding: %d, want 726", got)
+	}
+	if got := j.next(at(11), 1, 726, 720); got != 726 {
+		t.Fatalf("one slow second while binding: %d, want 726 (held)", got)
+	}
+}
