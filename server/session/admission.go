@@ -188,33 +188,30 @@ type judge struct {
 // next is the limit after a window of severity sev: cut by the trouble
 // this window and the last one share, when a cut is due (nextLimit).
 func (j *judge) next(now time.Time, sev int, limit, inPlay int64) int64 {
-	sustained := min(sev, j.prevSev)
+	sustained := min(sev, j.prevSev) // one slow second alone: 0
 	j.prevSev = sev
-	cut := sustained > 0 && now.Sub(j.lastCut) >= j.cutGap
-	if cut {
-		j.lastCut = now
+	cutBy := 0
+	if sustained > 0 && now.Sub(j.lastCut) >= j.cutGap {
+		cutBy, j.lastCut = sustained, now
 	}
 	j.served -= j.served / 100
 	if sev == 0 {
 		j.served = max(j.served, inPlay)
 	}
-	if sustained == 0 && sev > 0 {
-		return limit // one slow second: neither cut nor grown
-	}
-	return nextLimit(limit, inPlay, sustained, cut, j.served/2)
+	return nextLimit(limit, inPlay, cutBy, sev == 0, j.served/2)
 }
 
-// nextLimit is the limit after a window of the given severity: on trouble,
-// when a cut is due, what is in play (or the limit, if lower) less a
-// tenth, a quarter or two fifths by severity, but not below floor (nor a
-// limit already lower); grown by a tenth (at least 2) when on time and the
-// limit is what holds play back; otherwise unchanged.
-func nextLimit(limit, inPlay int64, sev int, cut bool, floor int64) int64 {
+// nextLimit is the limit after a window: cut (cutBy > 0) to what is in
+// play (or the limit, if lower) less a tenth, a quarter or two fifths by
+// severity, but not below floor (nor a limit already lower); grown by a
+// tenth (at least 2) when the window was on time and the limit is what
+// holds play back; otherwise unchanged.
+func nextLimit(limit, inPlay int64, cutBy int, onTime bool, floor int64) int64 {
 	switch {
-	case sev > 0 && cut:
-		kept := [levels + 1]int64{100, 90, 75, 60}[sev] // per cent, by severity
+	case cutBy > 0:
+		kept := [levels + 1]int64{100, 90, 75, 60}[cutBy] // per cent, by severity
 		return max(minLimit, min(limit, inPlay)*kept/100, min(floor, limit))
-	case sev == 0 && limit != math.MaxInt64 && inPlay >= limit*9/10:
+	case onTime && limit != math.MaxInt64 && inPlay >= limit*9/10:
 		if next := limit + max(2, limit/10); next < 1<<40 {
 			return next
 		}

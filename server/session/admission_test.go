@@ -10,23 +10,23 @@ func TestNextLimit(t *testing.T) {
 	for _, c := range []struct {
 		name          string
 		limit, inPlay int64
-		sev           int
-		cut           bool
+		cutBy         int
+		onTime        bool
 		want          int64
 	}{
-		{"no limit, on time: none", math.MaxInt64, 5000, 0, false, math.MaxInt64},
-		{"first trouble: nine tenths of what is in play", math.MaxInt64, 5000, 1, true, 4500},
-		{"p99 twice past: three quarters", math.MaxInt64, 5000, 2, true, 3750},
-		{"p99 four times past: three fifths", math.MaxInt64, 5000, 3, true, 3000},
-		{"trouble, cut not due yet: unchanged", 4500, 4400, 1, false, 4500},
-		{"trouble below the limit: from the limit", 1000, 3000, 1, true, 900},
-		{"never below the minimum", 10, 10, 1, true, minLimit},
-		{"on time and binding: grows a tenth", 1000, 950, 0, false, 1100},
-		{"on time, small: grows by 2", 20, 19, 0, false, 22},
-		{"on time, not binding: unchanged", 1000, 500, 0, false, 1000},
+		{"no limit, on time: none", math.MaxInt64, 5000, 0, true, math.MaxInt64},
+		{"first trouble: nine tenths of what is in play", math.MaxInt64, 5000, 1, false, 4500},
+		{"p99 twice past: three quarters", math.MaxInt64, 5000, 2, false, 3750},
+		{"p99 four times past: three fifths", math.MaxInt64, 5000, 3, false, 3000},
+		{"trouble, cut not due yet: unchanged", 4500, 4400, 0, false, 4500},
+		{"trouble below the limit: from the limit", 1000, 3000, 1, false, 900},
+		{"never below the minimum", 10, 10, 1, false, minLimit},
+		{"on time and binding: grows a tenth", 1000, 950, 0, true, 1100},
+		{"on time, small: grows by 2", 20, 19, 0, true, 22},
+		{"on time, not binding: unchanged", 1000, 500, 0, true, 1000},
 	} {
-		if got := nextLimit(c.limit, c.inPlay, c.sev, c.cut, 0); got != c.want {
-			t.Errorf("%s: nextLimit(%d, %d, %d, %v) = %d, want %d", c.name, c.limit, c.inPlay, c.sev, c.cut, got, c.want)
+		if got := nextLimit(c.limit, c.inPlay, c.cutBy, c.onTime, 0); got != c.want {
+			t.Errorf("%s: nextLimit(%d, %d, %d, %v) = %d, want %d", c.name, c.limit, c.inPlay, c.cutBy, c.onTime, got, c.want)
 		}
 	}
 }
@@ -34,13 +34,13 @@ func TestNextLimit(t *testing.T) {
 // A cut stops at half the best level served on time lately, unless the
 // limit was lower already.
 func TestNextLimitFloor(t *testing.T) {
-	if got := nextLimit(math.MaxInt64, 1000, 3, true, 800); got != 800 {
+	if got := nextLimit(math.MaxInt64, 1000, 3, false, 800); got != 800 {
 		t.Errorf("a deep cut under the floor: %d, want 800", got)
 	}
-	if got := nextLimit(500, 1000, 1, true, 800); got != 500 {
+	if got := nextLimit(500, 1000, 1, false, 800); got != 500 {
 		t.Errorf("a limit already under the floor: %d, want 500", got)
 	}
-	if got := nextLimit(5000, 4000, 1, true, 800); got != 3600 {
+	if got := nextLimit(5000, 4000, 1, false, 800); got != 3600 {
 		t.Errorf("a cut above the floor: %d, want 3600", got)
 	}
 }
