@@ -2,6 +2,7 @@ package wallet
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -113,7 +114,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt
 	}
 	var games []any
-	recs := make([]json.RawMessage, len(t.Games)) // encoded once: stored and sealed alike
+	recs := make([][]byte, len(t.Games)) // encoded once: stored, and digested into the journal
 	for i, g := range t.Games {
 		rec, err := json.Marshal(g)
 		if err != nil {
@@ -140,11 +141,15 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		}
 	}
 	interval, tolerance := s.cfg.BetRate.gcra()
+	digests := make([]gameDigest, len(recs))
+	for i, rec := range recs {
+		digests[i] = gameDigest{t.Games[i].ID, digest(rec)}
+	}
 	payload := struct {
-		Ticket string            `json:"ticket"`
-		Total  int64             `json:"total"`
-		Games  []json.RawMessage `json:"games"`
-	}{t.ID, t.Total(), recs}
+		Ticket string       `json:"ticket"`
+		Total  int64        `json:"total"`
+		Games  []gameDigest `json:"games"`
+	}{t.ID, t.Total(), digests}
 	reply, err := s.sealed(ctx, player, "bet", payload, func(e journal.Entry) ([]any, error) {
 		args := []any{now.UnixMilli(), t.Total(), s.cfg.TicketMax, fence, lossDay(now),
 			now.Add(-s.cfg.History).UnixMilli(), interval.Milliseconds(), tolerance.Milliseconds(),
@@ -262,17 +267,17 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, last *
 		return Settlement{}, err
 	}
 	payload := struct {
-		Game   string          `json:"game"`
-		Win    int64           `json:"win"`
-		Result json.RawMessage `json:"result"`
-	}{gameID, res.Win, result}
+		Game   string `json:"game"`
+		Win    int64  `json:"win"`
+		Result string `json:"result_sha256"` // the result itself is stored once, in the game (journalFormat)
+	}{gameID, res.Win, digest(result)}
 	links := []link{{"settle", payload}}
 	if last != nil {
 		links = []link{last.entry(gameID), links[0]}
 	}
 	reply, err := s.sealedChain(ctx, player, links, func(es []journal.Entry) ([]any, error) {
 		e := es[len(es)-1]
-		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, lossDay(now), int((s.cfg.History + 24*time.Hour).Seconds())}, journalArgs(e)...)
+		args := append([]any{now.UnixMilli(), fence, gameID, res.Win, result, lossDay(now)}, journalArgs(e)...)
 		args = append(args, s.seal.Tag(settleTagged(gameID, strconv.FormatInt(res.Win, 10), string(result))...), s.cfg.LeaseTTL.Milliseconds())
 		if credit != nil {
 			args = append(args, credit.field(), credit.encode())
@@ -335,6 +340,26 @@ func (g *GameState) Choices() engine.Choices {
 func recordTagged(id, rec string) []string          { return []string{"game", id, rec} }
 func choiceTagged(id, field, value string) []string { return []string{"choice", id, field, value} }
 func settleTagged(id, win, result string) []string  { return []string{"settle", id, win, result} }
+
+// The journal seals each game by digest: a bet's entry names every game
+// it placed with the SHA-256 of its record, a settlement's entry the
+// SHA-256 of its result. The record and the result are written once, in
+// the game's hash (tagged there, then archived with it); the journal,
+// which every money operation appends to and which stays in Redis for the
+// hot window, carries 64 characters for each instead of a copy. A game's
+// hash therefore never expires: it leaves Redis only for the archive
+// (tiers.go). Entries written by earlier builds carry the record and the
+// result themselves, and verify reads both forms.
+type gameDigest struct {
+	ID  string `json:"id"`
+	Rec string `json:"rec_sha256"`
+}
+
+// digest is the hex SHA-256 of b, as the journal names a record or result.
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // sealedCopy reports whether every part of a stored game — the record, each
 // choice, the settlement — carries its valid seal tag.

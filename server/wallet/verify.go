@@ -95,29 +95,34 @@ func (s *Store) VerifyPlayer(ctx context.Context, player string) (JournalReport,
 	return s.verifyPlayer(ctx, player, stored)
 }
 
-// sealedGame is a game as the journal tells it.
+// sealedGame is a game as the journal tells it: its record and result by
+// digest (journalFormat), or, from an earlier build's entries, themselves
+// (legacy, with the record's instant: such a game's record expired with
+// its history).
 type sealedGame struct {
-	rec     string
-	created int64
+	rec     string // SHA-256 of the record, or the record (legacy)
+	legacy  bool
+	created int64 // legacy only
 	choices map[string]string
 	settled bool
 	win     int64
-	result  string
+	result  string // SHA-256 of the result, or the result (legacy)
 }
 
 // entryBody is the part of a journal entry's data that verify reads.
 type entryBody struct {
 	Kind string `json:"kind"`
 	Body struct {
-		Amount int64             `json:"amount"` // deposit, withdraw
-		Ticket string            `json:"ticket"` // bet
-		Total  int64             `json:"total"`  // bet
-		Games  []json.RawMessage `json:"games"`  // bet
-		Game   string            `json:"game"`   // choice, settle
-		Win    int64             `json:"win"`    // settle
-		Result json.RawMessage   `json:"result"` // settle
-		Cont   *string           `json:"continue"`
-		Box    *string           `json:"box"`
+		Amount    int64             `json:"amount"`        // deposit, withdraw
+		Ticket    string            `json:"ticket"`        // bet
+		Total     int64             `json:"total"`         // bet
+		Games     []json.RawMessage `json:"games"`         // bet: digests, or records (legacy)
+		Game      string            `json:"game"`          // choice, settle
+		Win       int64             `json:"win"`           // settle
+		Result    json.RawMessage   `json:"result"`        // settle, legacy
+		ResultSum string            `json:"result_sha256"` // settle
+		Cont      *string           `json:"continue"`
+		Box       *string           `json:"box"`
 	} `json:"body"`
 }
 
@@ -207,12 +212,19 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 			want.Balance -= b.Body.Total
 			want.House += b.Body.Total
 			for _, raw := range b.Body.Games {
-				var g GameRecord
-				if json.Unmarshal(raw, &g) != nil {
-					bad("entry %d: a game record that does not parse", e.Seq)
+				var g struct {
+					gameDigest
+					Created int64 `json:"created"` // legacy: the record itself
+				}
+				if json.Unmarshal(raw, &g) != nil || g.ID == "" {
+					bad("entry %d: a game that does not parse", e.Seq)
 					continue
 				}
-				games[g.ID] = &sealedGame{rec: string(raw), created: g.Created, choices: map[string]string{}}
+				sg := &sealedGame{rec: g.Rec, choices: map[string]string{}}
+				if g.Rec == "" {
+					sg.rec, sg.legacy, sg.created = string(raw), true, g.Created
+				}
+				games[g.ID] = sg
 			}
 		case "choice", "settle":
 			g := games[b.Body.Game]
@@ -231,7 +243,10 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 			}
 			want.Balance += b.Body.Win
 			want.House -= b.Body.Win
-			g.settled, g.win, g.result = true, b.Body.Win, string(b.Body.Result)
+			g.settled, g.win, g.result = true, b.Body.Win, b.Body.ResultSum
+			if g.legacy {
+				g.result = string(b.Body.Result)
+			}
 		}
 	}
 	if got := parseAccount([]any{acct["balance"], acct["house"], acct["deposited"], acct["withdrawn"]}); len(acct) > 0 && got != want {
@@ -274,9 +289,12 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 		case g == nil:
 			bad("game %s: a stored record that no sealed bet placed (forged)", id)
 		case len(m) == 0:
-			if !g.settled {
+			switch {
+			case !g.settled:
 				bad("game %s: open, but its record is missing", id)
-			} else if g.created > horizon {
+			case !g.legacy:
+				bad("game %s: settled, but its record is missing (the journal holds only its digest)", id)
+			case g.created > horizon:
 				bad("game %s: settled within the history window, but its record is missing", id)
 			}
 		default:
@@ -298,7 +316,15 @@ func holds(entries []journal.Entry, cp Checkpoint) bool {
 
 // compareGame reports every way a stored game differs from the sealed one.
 func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad func(string, ...any)) {
-	if m["rec"] != g.rec {
+	// stored is what the journal sealed of a stored part: its digest, or
+	// (legacy) the part itself.
+	stored := func(part string) string {
+		if g.legacy {
+			return part
+		}
+		return digest([]byte(part))
+	}
+	if stored(m["rec"]) != g.rec {
 		bad("game %s: record altered (it differs from the sealed bet)", id)
 	}
 	for _, f := range []string{ChoiceContinue, ChoiceBox} {
@@ -311,7 +337,7 @@ func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad f
 		bad("game %s: settled in the journal, stored as %q", id, m["status"])
 	case !g.settled && m["status"] != "open":
 		bad("game %s: open in the journal, stored as %q", id, m["status"])
-	case g.settled && (m["win"] != strconv.FormatInt(g.win, 10) || m["result"] != g.result):
+	case g.settled && (m["win"] != strconv.FormatInt(g.win, 10) || stored(m["result"]) != g.result):
 		bad("game %s: settlement altered (stored win %s, sealed %d)", id, m["win"], g.win)
 	}
 	if !s.sealedCopy(id, m) {

@@ -758,6 +758,11 @@ func TestVerifyCatchesTampering(t *testing.T) {
 				s.rdb.HSet(ctx, k(p).game(settled), "rec", strings.Replace(rec, `"boxes":[`, `"boxes":[77700,`, 1))
 			}, "record altered"},
 			{"win altered", func(p, settled, _ string) { s.rdb.HSet(ctx, k(p).game(settled), "win", "999999") }, "settlement altered"},
+			{"result altered", func(p, settled, _ string) {
+				res, _ := s.rdb.HGet(ctx, k(p).game(settled), "result").Result()
+				s.rdb.HSet(ctx, k(p).game(settled), "result", strings.Replace(res, `"matches":`, `"matches":1`, 1))
+			}, "settlement altered"},
+			{"settled record deleted", func(p, settled, _ string) { s.rdb.Del(ctx, k(p).game(settled)) }, "settled, but its record is missing"},
 			{"choice altered", func(p, settled, _ string) { s.rdb.HSet(ctx, k(p).game(settled), ChoiceBox, "4") }, "choice box"},
 			{"open record deleted", func(p, _, open string) { s.rdb.Del(ctx, k(p).game(open)) }, "open, but its record is missing"},
 			{"balance altered", func(p, _, _ string) { s.rdb.HIncrBy(ctx, k(p).acct(), "balance", 10_000) }, "account differs from its journal"},
