@@ -108,7 +108,7 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 			return 0, false, errors.New("wallet: a ticket's games take consecutive nonces on one client seed")
 		}
 	}
-	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.history(), k.owner(), k.open(), k.betRate(), k.fair(), k.outbox()}
+	keys := []string{k.acct(), k.limits(), k.op("t-" + t.ID), k.journal(), k.history(), k.owner(), k.open(), k.fair(), k.outbox()}
 	debit, opBalance, opAt := "", int64(0), int64(0)
 	if t.Paid != nil {
 		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt

@@ -247,7 +247,6 @@ func (k keys) open() string          { return k.tag + ":open" }
 func (k keys) owner() string         { return k.tag + ":owner" }
 func (k keys) fence() string         { return k.tag + ":fence" }
 func (k keys) fair() string          { return k.tag + ":fair" }
-func (k keys) betRate() string       { return k.tag + ":betrate" }
 func (k keys) outbox() string        { return k.tag + ":outbox" }
 func (k keys) game(id string) string { return k.tag + ":game:" + id }
 

@@ -273,6 +273,13 @@ func TestBetRate(t *testing.T) {
 		s.cfg.BetRate = Rate{PerSecond: 2, Burst: 3}
 		s.Deposit(ctx, "rita", "d", 10_000)
 		fence, _ := s.Claim(ctx, "rita", time.Minute)
+		// A bet refused for another reason moved nothing: it spends none
+		// of the budget, and the whole burst still lands after it.
+		s.cfg.TicketMax = 400
+		if _, _, err := placeFair(ctx, s, "rita", fence, ticket(t, "rita", "big", 5, 100)); !errors.Is(err, ErrLimit) {
+			t.Fatalf("a ticket over the maximum: %v", err)
+		}
+		s.cfg.TicketMax = DefaultConfig().TicketMax
 		for i := range 3 {
 			tk := ticket(t, "rita", fmt.Sprint("b", i), 1, 100)
 			if _, _, err := placeFair(ctx, s, "rita", fence, tk); err != nil {

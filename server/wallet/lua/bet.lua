@@ -11,7 +11,7 @@
 -- lands only if the debit's outbox entry is still "in flight" — taking it
 -- is the bet's last check, so a debit is either played or rolled back,
 -- never both (outbox.go).
--- KEYS: acct, limits, op, journal, history, owner, open, bet rate, fair, outbox, game keys…
+-- KEYS: acct, limits, op, journal, history, owner, open, fair, outbox, game keys…
 -- ARGV: now(ms), total, ticket max, fence, day (UTC, YYYYMMDD), history cutoff(ms),
 --       bet interval(ms; 0: no limit), bet burst tolerance(ms),
 --       server seed (hex), client seed, first nonce, lease (ms),
@@ -21,8 +21,8 @@
 -- The recovery entries (recovery.go) are the one write outside the
 -- player's keys: only where Redis is not a Cluster, the recovery index as
 -- the last key.
-local acct, limits, op, jkey, hist, owner, open, rate, fair, outbox =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local acct, limits, op, jkey, hist, owner, open, fair, outbox =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local now, total, ticket_max, fence = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local day, cutoff = ARGV[5], ARGV[6]
 local interval, tolerance = tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -32,7 +32,7 @@ local debit, op_balance, op_at = ARGV[13], ARGV[14], ARGV[15]
 local j = journal_args(16)
 local nreserve = tonumber(ARGV[21])
 local first = 22 + nreserve
-local nkeys = 10
+local nkeys = 9
 
 local done = redis.call('GET', op)
 if done then
@@ -51,13 +51,16 @@ end
 
 -- The bet rate (GCRA), checked here rather than in a round trip of its
 -- own; after the replay and fence checks, so that neither a retried bet
--- nor a stale attempt spends the budget. Like any limiter, an attempt that
--- passes spends it even if a check below refuses the bet.
+-- nor a stale attempt spends the budget. Its state, the theoretical
+-- arrival time, is a field of the account written with the balance: only
+-- a bet that lands spends it (a refused one moved nothing to limit), and
+-- no key of its own is made and expired for each bet.
+local more = {}
 if interval > 0 then
-  local tat = math.max(tonumber(redis.call('GET', rate) or '0'), now)
+  local tat = math.max(a.tat, now)
   local wait = tat - now - tolerance
   if wait > 0 then return {'err', 'rate_limited', 'bets', tostring(wait)} end
-  redis.call('SET', rate, tat + interval, 'PX', tat + interval - now)
+  more = {'tat', string.format('%d', tat + interval)}
 end
 
 -- The limits a bet weighs, in one read.
@@ -106,6 +109,7 @@ if nreserve > 1 then
   local due = ARGV[22]
   for i = 23, first - 1 do redis.call('ZADD', KEYS[#KEYS], due, ARGV[i]) end
 end
-commit(acct, jkey, j, bal, a.house + total, {now, 'stake', -total, j.seq}, {'hlast', string.format('%d', base), 'lday', day, 'lost', string.format('%d', lost + total)})
+for _, v in ipairs({'hlast', string.format('%d', base), 'lday', day, 'lost', string.format('%d', lost + total)}) do more[#more + 1] = v end
+commit(acct, jkey, j, bal, a.house + total, {now, 'stake', -total, j.seq}, more)
 redis.call('SET', op, bal) -- kept: a ticket id is never accepted twice, however late the retry
 return {'ok', tostring(bal)}

@@ -4,12 +4,13 @@
 -- Cluster (bet.lua).
 
 -- The account hash in one read: balance, house, the journal head, the
--- instant of the player's last ticket (its games' history order, bet.lua)
--- and the day's loss with its day.
+-- instant of the player's last ticket (its games' history order, bet.lua),
+-- the day's loss with its day, and the bet rate's theoretical arrival time
+-- (bet.lua).
 local function account(acct)
-  local a = redis.call('HMGET', acct, 'balance', 'house', 'jhead', 'jseq', 'hlast', 'lday', 'lost')
+  local a = redis.call('HMGET', acct, 'balance', 'house', 'jhead', 'jseq', 'hlast', 'lday', 'lost', 'tat')
   return {balance = tonumber(a[1] or '0'), house = tonumber(a[2] or '0'), jhead = a[3] or '', jseq = a[4] or '0',
-          hlast = tonumber(a[5] or '0'), lday = a[6], lost = tonumber(a[7] or '0')}
+          hlast = tonumber(a[5] or '0'), lday = a[6], lost = tonumber(a[7] or '0'), tat = tonumber(a[8] or '0')}
 end
 
 -- The day's loss so far (stakes less wins): kept in the account hash with
