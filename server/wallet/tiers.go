@@ -121,8 +121,12 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 		return nil, err
 	}
 	m := &Movable{Player: player}
+	read := make([]journal.Entry, 0, len(msgs))
 	for _, x := range msgs {
 		e := hotEntry(x)
+		read = append(read, e.Entry)
+		linkPrev(read, head.Hash) // the first read follows the archive's last, unless it is archived itself
+		e.Entry = read[len(read)-1]
 		if e.Seq <= head.Seq {
 			continue // archived before a crash, not yet trimmed: trimmed below
 		}

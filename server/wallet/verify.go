@@ -161,6 +161,9 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 		for len(hot) > 0 && hot[0].Seq <= last.Seq && bySeq[hot[0].Seq] == hot[0].Hash {
 			hot = hot[1:]
 		}
+		if len(hot) > 0 && hot[0].Prev == "" {
+			hot[0].Prev = last.Hash // trimmed up to the archive's last: it chains to that
+		}
 	}
 	entries = append(entries, hot...)
 	r := JournalReport{Player: player, Entries: len(entries), Problems: s.seal.Verify(entries)}

@@ -15,7 +15,8 @@ import (
 )
 
 // An earlier build's journal carries each game's record and result
-// themselves, not their digests: verify still reads it, catches an altered
+// themselves, not their digests, and each entry's prev: verify still
+// reads it, catches an altered
 // record against it, and (as then) lets a record past the history window
 // have expired.
 func TestVerifyReadsEarlierBuildsJournal(t *testing.T) {
@@ -34,6 +35,12 @@ func TestVerifyReadsEarlierBuildsJournal(t *testing.T) {
 			}
 		}
 		k := keysOf("old")
+		stored, _ := s.rdb.XRange(ctx, k.journal(), "-", "+").Result()
+		for _, m := range stored {
+			if _, ok := m.Values["prev"]; ok {
+				t.Fatalf("entry %s stores its prev, which is the entry before's hash", m.ID)
+			}
+		}
 		for _, e := range mustJournal(t, s, "old") {
 			if strings.Contains(e.Data, `"outcome"`) || strings.Contains(e.Data, `"hits"`) {
 				t.Fatalf("entry %d carries a record or result, not its digest: %s", e.Seq, e.Data)
@@ -72,7 +79,8 @@ func mustJournal(t *testing.T, s *Store, player string) []journal.Entry {
 }
 
 // rewriteAsEarlierBuild seals the player's journal again as an earlier
-// build wrote it: a bet's games and a settlement's result in full.
+// build wrote it: a bet's games and a settlement's result in full, and
+// each entry's prev stored.
 func rewriteAsEarlierBuild(t *testing.T, s *Store, player string) {
 	ctx := context.Background()
 	k := keysOf(player)

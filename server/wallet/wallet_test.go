@@ -760,6 +760,10 @@ func TestVerifyCatchesTampering(t *testing.T) {
 				}
 			}, "journal tail missing"},
 			{"whole journal deleted", func(p, _, _ string) { s.rdb.Del(ctx, k(p).journal()) }, "journal missing"},
+			{"an entry in the middle deleted", func(p, _, _ string) {
+				second, _ := s.rdb.XRangeN(ctx, k(p).journal(), "-", "+", 2).Result()
+				s.rdb.XDel(ctx, k(p).journal(), second[1].ID)
+			}, "out of order or missing: expected seq 2"},
 			{"record altered", func(p, settled, _ string) {
 				rec, _ := s.rdb.HGet(ctx, k(p).game(settled), "rec").Result()
 				s.rdb.HSet(ctx, k(p).game(settled), "rec", strings.Replace(rec, `"boxes":[`, `"boxes":[77700,`, 1))

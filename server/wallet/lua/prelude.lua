@@ -39,10 +39,13 @@ end
 -- fields (l…) sit beside the sealed ones, unsealed, as the player's
 -- statement; the archiver moves them to the ledger table (tiers.go). One
 -- stream entry for both: the row is what the entry moved, so it needs no
--- stream, id or trimming of its own.
+-- stream, id or trimming of its own. An entry's prev (the hash it chains
+-- to) is not stored: it is the hash of the entry before it, which the
+-- caller sealed against and journal_moved checked (readers link it again:
+-- books.go).
 local function commit(acct, jkey, j, bal, house, row, more)
   local b = string.format('%d', bal)
-  redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data,
+  redis.call('XADD', jkey, '*', 'seq', j.seq, 'hash', j.hash, 'mac', j.mac, 'data', j.data,
     'lt', row[1], 'lk', row[2], 'la', row[3], 'lr', row[4], 'lb', b)
   redis.call('HSET', acct, 'balance', b, 'house', string.format('%d', house), 'jhead', j.hash, 'jseq', j.seq, unpack(more or {}))
 end
@@ -52,7 +55,7 @@ end
 -- resumed game keeps its pace after it.
 local function record_choice(game, jkey, field, value, tag, at, j)
   redis.call('HSET', game, field, value, field .. '_tag', tag, field .. '_at', at)
-  redis.call('XADD', jkey, '*', 'seq', j.seq, 'prev', j.prev, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
+  redis.call('XADD', jkey, '*', 'seq', j.seq, 'hash', j.hash, 'mac', j.mac, 'data', j.data)
 end
 
 -- Reads the 5 journal arguments starting at ARGV[i].
