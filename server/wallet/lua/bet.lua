@@ -101,7 +101,7 @@ for i = first, #ARGV, 3 do
   n = n + 1
   local gid = ARGV[i]
   local score = string.format('%d', base * 8 + n - 1)
-  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'created', now, 'cursor', score)
+  redis.call('HSET', KEYS[nkeys + n], 'rec', ARGV[i + 1], 'tag', ARGV[i + 2], 'status', 'open', 'cursor', score)
   redis.call('ZADD', hist, score, gid)
   redis.call('SADD', open, gid)
 end
