@@ -84,6 +84,7 @@ func (s *Server) start() {
 	args := append([]string{
 		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
 		"--appendonly", "yes", "--appendfsync", "always", "--save", "",
+		"--hash-max-listpack-value", "1024", // as production is advised to (README)
 		"--daemonize", "no", "--loglevel", "warning",
 	}, s.Args...)
 	s.cmd = exec.Command("redis-server", args...)
