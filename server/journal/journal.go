@@ -89,9 +89,9 @@ func (s *Sealer) mac(chained string) string {
 }
 
 // hexSum hashes parts with h, gives h back to pool and returns the sum in hex.
-// The parts are hashed in place: []byte(p) would copy each (a game record
-// is a kilobyte, hashed twice per bet), and a hash only reads what it is
-// given.
+// The parts are hashed in place: []byte(p) would copy each (a game
+// record, tagged with every bet, is half a kilobyte), and a hash only
+// reads what it is given.
 func hexSum(h hash.Hash, pool *sync.Pool, parts ...string) string {
 	h.Reset()
 	for _, p := range parts {

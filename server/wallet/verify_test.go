@@ -16,9 +16,8 @@ import (
 
 // An earlier build's journal carries each game's record and result
 // themselves, not their digests, and each entry's prev: verify still
-// reads it, catches an altered
-// record against it, and (as then) lets a record past the history window
-// have expired.
+// reads it, catches an altered record against it, and (as then) lets a
+// record past the history window have expired.
 func TestVerifyReadsEarlierBuildsJournal(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
