@@ -95,30 +95,12 @@ func readJournal(ctx context.Context, c redis.Cmdable, key string) ([]journal.En
 		return nil, err
 	}
 	out := make([]journal.Entry, len(msgs))
+	prev := ""
 	for i, m := range msgs {
-		out[i] = hotEntry(m).Entry
-		linkPrev(out[:i+1], "")
+		out[i] = hotEntry(m, prev).Entry
+		prev = out[i].Hash
 	}
 	return out, nil
-}
-
-// linkPrev fills in the prev of the last of entries, read in order, where
-// the stream did not store it (this build's entries; an earlier build's
-// carry theirs): the hash of the entry before it, or before if it is the
-// first read — "" where nothing came before it, or where what came before
-// is not known here (the first entry left after the archiver trimmed:
-// the caller that knows the archive's last entry fills it in). A prev
-// linked this way is what the entry's hash was sealed over, so the chain's
-// hash check still catches an entry altered, removed or moved.
-func linkPrev(entries []journal.Entry, before string) {
-	e := &entries[len(entries)-1]
-	switch {
-	case e.Prev != "" || e.Seq == 1:
-	case len(entries) > 1:
-		e.Prev = entries[len(entries)-2].Hash
-	default:
-		e.Prev = before
-	}
 }
 
 // JournalReport is the verification of one player: the journal and

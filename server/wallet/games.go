@@ -114,13 +114,13 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		debit, opBalance, opAt = debitField(t.ID), t.Paid.Balance, t.Paid.SentAt
 	}
 	var games []any
-	recs := make([][]byte, len(t.Games)) // encoded once: stored, and digested into the journal
+	digests := make([]gameDigest, len(t.Games)) // each record encoded once: stored, and digested into the journal
 	for i, g := range t.Games {
 		rec, err := json.Marshal(g)
 		if err != nil {
 			return 0, false, err
 		}
-		recs[i] = rec
+		digests[i] = gameDigest{g.ID, digest(rec)}
 		keys = append(keys, k.game(g.ID))
 		games = append(games, g.ID, rec, s.seal.Tag(recordTagged(g.ID, string(rec))...))
 	}
@@ -141,10 +141,6 @@ func (s *Store) PlaceBet(ctx context.Context, player, fence string, t Ticket) (b
 		}
 	}
 	interval, tolerance := s.cfg.BetRate.gcra()
-	digests := make([]gameDigest, len(recs))
-	for i, rec := range recs {
-		digests[i] = gameDigest{t.Games[i].ID, digest(rec)}
-	}
 	payload := struct {
 		Ticket string       `json:"ticket"`
 		Total  int64        `json:"total"`
@@ -269,7 +265,7 @@ func (s *Store) settle(ctx context.Context, player, fence, gameID string, last *
 	payload := struct {
 		Game   string `json:"game"`
 		Win    int64  `json:"win"`
-		Result string `json:"result_sha256"` // the result itself is stored once, in the game (journalFormat)
+		Result string `json:"result_sha256"` // the result itself is stored once, in the game (gameDigest)
 	}{gameID, res.Win, digest(result)}
 	links := []link{{"settle", payload}}
 	if last != nil {

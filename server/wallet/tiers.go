@@ -121,12 +121,10 @@ func (s *Store) Movable(ctx context.Context, player string, head journal.Head, c
 		return nil, err
 	}
 	m := &Movable{Player: player}
-	read := make([]journal.Entry, 0, len(msgs))
+	prev := head.Hash // the first read follows the archive's last, unless it is archived itself
 	for _, x := range msgs {
-		e := hotEntry(x)
-		read = append(read, e.Entry)
-		linkPrev(read, head.Hash) // the first read follows the archive's last, unless it is archived itself
-		e.Entry = read[len(read)-1]
+		e := hotEntry(x, prev)
+		prev = e.Hash
 		if e.Seq <= head.Seq {
 			continue // archived before a crash, not yet trimmed: trimmed below
 		}
@@ -228,12 +226,24 @@ func lastID(msgs []redis.XMessage) string {
 	return msgs[len(msgs)-1].ID
 }
 
-func hotEntry(x redis.XMessage) HotEntry {
+// hotEntry reads a journal stream message, read in order after an entry
+// whose hash is prev ("" where nothing came before it, or where what came
+// before is not known here: the first entry left after the archiver
+// trimmed, which verify links to the archive's last). This build's
+// entries do not store their prev, the hash of the entry before them (an
+// earlier build's do): it is linked from prev, which is what the entry's
+// hash was sealed over, so the chain's hash check still catches an entry
+// altered, removed or moved.
+func hotEntry(x redis.XMessage, prev string) HotEntry {
 	get := func(f string) string { v, _ := x.Values[f].(string); return v }
 	seq, _ := strconv.ParseInt(get("seq"), 10, 64)
 	ms, _, _ := strings.Cut(x.ID, "-")
 	at, _ := strconv.ParseInt(ms, 10, 64)
-	return HotEntry{StreamID: x.ID, At: at, Entry: journal.Entry{Seq: seq, Prev: get("prev"), Hash: get("hash"), MAC: get("mac"), Data: get("data")}}
+	e := journal.Entry{Seq: seq, Prev: get("prev"), Hash: get("hash"), MAC: get("mac"), Data: get("data")}
+	if _, stored := x.Values["prev"]; !stored && seq != 1 {
+		e.Prev = prev // the first entry chains to nothing
+	}
+	return HotEntry{StreamID: x.ID, At: at, Entry: e}
 }
 
 // afterID is the smallest stream id above id ("ms-seq"): XTRIM MINID

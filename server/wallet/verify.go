@@ -95,18 +95,17 @@ func (s *Store) VerifyPlayer(ctx context.Context, player string) (JournalReport,
 	return s.verifyPlayer(ctx, player, stored)
 }
 
-// sealedGame is a game as the journal tells it: its record and result by
-// digest (journalFormat), or, from an earlier build's entries, themselves
-// (legacy, with the record's instant: such a game's record expired with
-// its history).
+// sealedGame is a game as the journal tells it, its record and result by
+// digest (gameDigest; an earlier build's entries carry them whole, and
+// are digested as read).
 type sealedGame struct {
-	rec     string // SHA-256 of the record, or the record (legacy)
-	legacy  bool
-	created int64 // legacy only
+	rec     string // SHA-256 of the record
+	legacy  bool   // from an earlier build: its record expired with its history
+	created int64  // legacy only
 	choices map[string]string
 	settled bool
 	win     int64
-	result  string // SHA-256 of the result, or the result (legacy)
+	result  string // SHA-256 of the result
 }
 
 // entryBody is the part of a journal entry's data that verify reads.
@@ -225,7 +224,7 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 				}
 				sg := &sealedGame{rec: g.Rec, choices: map[string]string{}}
 				if g.Rec == "" {
-					sg.rec, sg.legacy, sg.created = string(raw), true, g.Created
+					sg.rec, sg.legacy, sg.created = digest(raw), true, g.Created
 				}
 				games[g.ID] = sg
 			}
@@ -248,7 +247,7 @@ func (s *Store) verifyPlayer(ctx context.Context, player string, stored []string
 			want.House -= b.Body.Win
 			g.settled, g.win, g.result = true, b.Body.Win, b.Body.ResultSum
 			if g.legacy {
-				g.result = string(b.Body.Result)
+				g.result = digest(b.Body.Result)
 			}
 		}
 	}
@@ -319,15 +318,7 @@ func holds(entries []journal.Entry, cp Checkpoint) bool {
 
 // compareGame reports every way a stored game differs from the sealed one.
 func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad func(string, ...any)) {
-	// stored is what the journal sealed of a stored part: its digest, or
-	// (legacy) the part itself.
-	stored := func(part string) string {
-		if g.legacy {
-			return part
-		}
-		return digest([]byte(part))
-	}
-	if stored(m["rec"]) != g.rec {
+	if digest([]byte(m["rec"])) != g.rec {
 		bad("game %s: record altered (it differs from the sealed bet)", id)
 	}
 	for _, f := range []string{ChoiceContinue, ChoiceBox} {
@@ -340,7 +331,7 @@ func (s *Store) compareGame(id string, m map[string]string, g *sealedGame, bad f
 		bad("game %s: settled in the journal, stored as %q", id, m["status"])
 	case !g.settled && m["status"] != "open":
 		bad("game %s: open in the journal, stored as %q", id, m["status"])
-	case g.settled && (m["win"] != strconv.FormatInt(g.win, 10) || stored(m["result"]) != g.result):
+	case g.settled && (m["win"] != strconv.FormatInt(g.win, 10) || digest([]byte(m["result"])) != g.result):
 		bad("game %s: settlement altered (stored win %s, sealed %d)", id, m["win"], g.win)
 	}
 	if !s.sealedCopy(id, m) {

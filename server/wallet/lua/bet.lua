@@ -55,12 +55,12 @@ end
 -- arrival time, is a field of the account written with the balance: only
 -- a bet that lands spends it (a refused one moved nothing to limit), and
 -- no key of its own is made and expired for each bet.
-local more = {}
+local next_tat
 if interval > 0 then
   local tat = math.max(a.tat, now)
   local wait = tat - now - tolerance
   if wait > 0 then return {'err', 'rate_limited', 'bets', tostring(wait)} end
-  more = {'tat', string.format('%d', tat + interval)}
+  next_tat = string.format('%d', tat + interval)
 end
 
 -- The limits a bet weighs, in one read.
@@ -109,7 +109,8 @@ if nreserve > 1 then
   local due = ARGV[22]
   for i = 23, first - 1 do redis.call('ZADD', KEYS[#KEYS], due, ARGV[i]) end
 end
-for _, v in ipairs({'hlast', string.format('%d', base), 'lday', day, 'lost', string.format('%d', lost + total)}) do more[#more + 1] = v end
+local more = {'hlast', string.format('%d', base), 'lday', day, 'lost', string.format('%d', lost + total)}
+if next_tat then table.insert(more, 'tat'); table.insert(more, next_tat) end
 commit(acct, jkey, j, bal, a.house + total, {now, 'stake', -total, j.seq}, more)
 redis.call('SET', op, bal) -- kept: a ticket id is never accepted twice, however late the retry
 return {'ok', tostring(bal)}
