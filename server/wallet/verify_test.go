@@ -21,12 +21,7 @@ import (
 func TestVerifyReadsEarlierBuildsJournal(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		s.Deposit(ctx, "old", "d", 5000)
-		fence, _ := s.Claim(ctx, "old", time.Minute)
-		tk := ticket(t, "old", "t", 2, 100)
-		if _, _, err := placeFair(ctx, s, "old", fence, tk); err != nil {
-			t.Fatal(err)
-		}
+		fence, tk := placedTicket(t, s, "old")
 		for _, g := range tk.Games {
 			res, _ := engine.Default().Settle(&g.Outcome, engine.Choices{})
 			if _, err := s.Settle(ctx, "old", fence, g.ID, res); err != nil {

@@ -70,6 +70,20 @@ func placeFair(ctx context.Context, s *Store, player, fence string, tk Ticket) (
 	return s.PlaceBet(ctx, player, fence, tk)
 }
 
+// placedTicket gives player 50 € and the lease, and places a ticket "t"
+// of two games at 1 € each; it returns the lease's fence and the ticket.
+func placedTicket(t *testing.T, s *Store, player string) (string, Ticket) {
+	t.Helper()
+	ctx := context.Background()
+	s.Deposit(ctx, player, "d", 5000)
+	fence, _ := s.Claim(ctx, player, time.Minute)
+	tk := ticket(t, player, "t", 2, 100)
+	if _, _, err := placeFair(ctx, s, player, fence, tk); err != nil {
+		t.Fatal(err)
+	}
+	return fence, tk
+}
+
 func mustBooks(t testing.TB, s *Store) Books {
 	t.Helper()
 	b, err := s.Books(context.Background())
@@ -539,10 +553,7 @@ func TestDepositCap(t *testing.T) {
 func TestJournalSealedAndVerified(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		s.Deposit(ctx, "fay", "d", 5000)
-		fence, _ := s.Claim(ctx, "fay", time.Minute)
-		tk := ticket(t, "fay", "t", 2, 100)
-		placeFair(ctx, s, "fay", fence, tk)
+		fence, tk := placedTicket(t, s, "fay")
 		s.Choose(ctx, "fay", fence, tk.Games[0].ID, ChoiceBox, "2")
 		res, _ := engine.Default().Settle(&tk.Games[0].Outcome, engine.Choices{Box: 2})
 		if _, err := s.Settle(ctx, "fay", fence, tk.Games[0].ID, res); err != nil {
@@ -1010,12 +1021,7 @@ func TestMovableLedgerRows(t *testing.T) {
 func TestSettleChoosing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
-		s.Deposit(ctx, "ida", "d", 5000)
-		fence, _ := s.Claim(ctx, "ida", time.Minute)
-		tk := ticket(t, "ida", "t", 2, 100)
-		if _, _, err := placeFair(ctx, s, "ida", fence, tk); err != nil {
-			t.Fatal(err)
-		}
+		fence, tk := placedTicket(t, s, "ida")
 		tab := engine.Default()
 		g0, g1 := tk.Games[0], tk.Games[1]
 
