@@ -22,10 +22,18 @@ func newWarmPool(idle time.Duration) *warmPool {
 
 // Go runs f on an idle goroutine of the pool, or on a new one.
 func (w *warmPool) Go(f func()) {
+	if !w.handOff(f) {
+		go w.work(f)
+	}
+}
+
+// handOff gives f to a goroutine waiting for a task, if one is.
+func (w *warmPool) handOff(f func()) bool {
 	select {
 	case w.tasks <- f:
+		return true
 	default:
-		go w.work(f)
+		return false
 	}
 }
 

@@ -19,15 +19,26 @@ func goroutineID() string {
 
 func TestWarmPoolReusesAndRetires(t *testing.T) {
 	base := runtime.NumGoroutine()
-	w := newWarmPool(100 * time.Millisecond)
+	// Idle long enough that a busy machine's pauses do not retire the
+	// goroutine between two tasks of the first part.
+	w := newWarmPool(2 * time.Second)
 
-	// Tasks one after the other run on the same, kept goroutine.
+	// Tasks one after the other run on the same, kept goroutine. The one
+	// that ran a task is handed the next once it waits again (Go would
+	// start a new goroutine if it were not waiting yet, which is right).
 	ids := map[string]bool{}
-	for range 20 {
-		done := make(chan string)
-		w.Go(func() { done <- goroutineID() })
+	done := make(chan string)
+	w.Go(func() { done <- goroutineID() })
+	ids[<-done] = true
+	for range 19 {
+		deadline := time.Now().Add(10 * time.Second)
+		for !w.handOff(func() { done <- goroutineID() }) {
+			if time.Now().After(deadline) {
+				t.Fatal("no goroutine of the pool waits for a task after one ran")
+			}
+			time.Sleep(time.Millisecond)
+		}
 		ids[<-done] = true
-		time.Sleep(time.Millisecond) // let it go back to waiting
 	}
 	if len(ids) != 1 {
 		t.Fatalf("20 tasks in turn ran on %d goroutines", len(ids))
@@ -47,7 +58,7 @@ func TestWarmPoolReusesAndRetires(t *testing.T) {
 	}
 
 	// Idle goroutines go away.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for runtime.NumGoroutine() > base {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines left, %d before", runtime.NumGoroutine(), base)
