@@ -48,20 +48,24 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// smallBuffers hands the WebSocket library smaller read and write buffers
-// than net/http's 4 KiB each: frames here are a few hundred bytes, and an
-// idle player's memory is mostly buffers. Bytes the client sent right
-// after the upgrade request are carried over. Writes go through the
-// connection's writer, which batches messages due together.
+// smallBuffers hands the WebSocket library small read and write buffers
+// instead of net/http's 4 KiB each: an idle player's memory is mostly
+// buffers, held for the connection's life. Frames here are a few hundred
+// bytes. Bytes the client sent right after the upgrade request are
+// carried over. Writes go through the connection's writer, which queues
+// them in a lent buffer and batches messages due together: the library's
+// own write buffer only gathers a frame's header with its payload, and a
+// frame larger than it reaches the writer in two parts instead of one.
 type smallBuffers struct {
 	http.ResponseWriter
 	w *writer
 }
 
-// Buffer sizes: frames here are a few hundred bytes.
+// Buffer sizes: a client's frames are small (a ticket, a choice), a
+// reveal frame is about 150 bytes.
 const (
-	readBuffer  = 1 << 10
-	writeBuffer = 2 << 10
+	readBuffer  = 512
+	writeBuffer = 256
 )
 
 func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -69,8 +73,12 @@ func (w *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var src io.Reader = conn
 	pending, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), conn), max(readBuffer, len(pending)))
+	if len(pending) > 0 {
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(pending)), conn)
+	}
+	r := bufio.NewReaderSize(src, max(readBuffer, len(pending)))
 	if _, err := r.Peek(len(pending)); err != nil {
 		return nil, nil, err
 	}
