@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ type testServer struct {
 	redis *redistest.Server
 	stop  context.CancelFunc
 	done  chan struct{}
+	// ahead moves the wallet's clock forward (ns): set while the server
+	// runs, it is read by the archiver's goroutine, so it is atomic.
+	ahead atomic.Int64
 }
 
 type option func(*Config)
@@ -62,6 +66,7 @@ func startServer(t *testing.T, rs *redistest.Server, opts ...option) *testServer
 	ctx, stop := context.WithCancel(context.Background())
 	ts := &testServer{t: t, app: a, url: "ws://" + l.Addr().String() + "/ws", base: "http://" + l.Addr().String(),
 		admin: "http://" + al.Addr().String(), redis: rs, stop: stop, done: make(chan struct{})}
+	a.Store.Now = func() time.Time { return time.Now().Add(time.Duration(ts.ahead.Load())) }
 	go func() { a.Run(ctx, l, al); close(ts.done) }()
 	t.Cleanup(ts.shutdown)
 	return ts
