@@ -106,8 +106,8 @@ func (rc *RedisCommands) String() string {
 // startHog runs a neighbour that keeps share of one core busy (a child
 // process of this binary: its CPU is not the tester's, and the scheduler
 // treats it as any other program on the host). The function returned
-// stops it.
-func startHog(share float64) (func(), error) {
+// stops it. With a -redis-core split it may run on every core, Redis's too.
+func startHog(share float64, split *cores) (func(), error) {
 	if share <= 0 {
 		return func() {}, nil
 	}
@@ -119,6 +119,13 @@ func startHog(share float64) (func(), error) {
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
+	}
+	if split != nil {
+		if err := split.unpin(cmd.Process.Pid); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, fmt.Errorf("-hog: let the neighbour run on every core: %w", err)
+		}
 	}
 	return func() { cmd.Process.Kill(); cmd.Wait() }, nil
 }

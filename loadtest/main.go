@@ -85,6 +85,8 @@ type config struct {
 	cpu          func() (servers, redis time.Duration)
 	redisAddr    string  // with -spawn-server: its Redis, for INFO commandstats
 	hog          float64 // share of a core a neighbour keeps busy during the run
+	redisCore    bool    // with -spawn-server: Redis alone on a core (cores.go)
+	cores        *cores  // that split, once made; nil: everything shares every core
 	hogChild     float64 // internal: be that neighbour
 	childPIDs    []int   // the tester's child processes (-procs), set before they play
 }
@@ -135,6 +137,7 @@ func main() {
 	flag.DurationVar(&c.opLatency, "operator-latency", 5*time.Millisecond, "with -wallet seamless: every answer of the operator wallet takes this long")
 	flag.Float64Var(&c.hog, "hog", 0, "start a neighbour process that keeps this share of one core busy during the run (0.5: half a core), as a production host's other programs would")
 	flag.Float64Var(&c.hogChild, "hog-child", 0, "internal: be that neighbour")
+	flag.BoolVar(&c.redisCore, "redis-core", false, "with -spawn-server: pin the spawned Redis alone to the last core and keep the servers and the load tester on the others (a -hog neighbour runs anywhere), to measure Redis's cost where it does not share its core, as in production; the default shares every core")
 	flag.BoolVar(&c.child, "child", false, "internal: run as a child process")
 	flag.IntVar(&c.childIndex, "child-index", 0, "internal")
 	flag.Parse()
@@ -218,6 +221,9 @@ func (c *config) validate() error {
 	if c.hog < 0 || c.hog > 1 {
 		return fmt.Errorf("-hog must be a share of one core, 0..1")
 	}
+	if c.redisCore && c.spawnServer == "" && !c.child {
+		return fmt.Errorf("-redis-core needs -spawn-server (it pins the Redis it spawned)")
+	}
 	if c.killRedis < 0 || c.killRedis > 100 || (c.killRedis > 0 && c.kill == nil && !c.child) {
 		return fmt.Errorf("-kill-redis must be 0..100, and needs -spawn-server (it kills the Redis it spawned)")
 	}
@@ -250,7 +256,16 @@ func run(c *config) error {
 			defer op.stop()
 			extra = append(extra, op.serverArgs()...)
 		}
-		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync, extra...)
+		if c.redisCore { // before spawning: the servers inherit the mask
+			var err error
+			if c.cores, err = reserveRedisCore(); err != nil {
+				return err
+			}
+			if c.cpus == 0 {
+				runtime.GOMAXPROCS(c.cores.rest.Count())
+			}
+		}
+		sp, err := spawn(c.spawnServer, c.serverProcs, c.profile, c.fsync, c.cores, extra...)
 		if err != nil {
 			return err
 		}
@@ -318,7 +333,7 @@ func run(c *config) error {
 	if arch != nil {
 		archFaults = arch.faults(ctx, c)
 	}
-	stopHog, err := startHog(c.hog)
+	stopHog, err := startHog(c.hog, c.cores)
 	if err != nil {
 		return err
 	}

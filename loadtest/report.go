@@ -71,7 +71,7 @@ type Check struct {
 func reportConfig(c *config) map[string]any {
 	return map[string]any{"url": c.wsURL, "players": c.players, "idle": c.idle, "duration": c.duration.String(),
 		"ramp": c.ramp.String(), "think": c.think.String(), "strategy": c.strategy, "disconnect": c.disconnect,
-		"flooders": c.flooders, "vandals": c.vandals, "grids": c.maxGrids, "procs": c.procs, "profile": c.profile, "cpus": c.cpus, "nice": c.nice, "hog": c.hog}
+		"flooders": c.flooders, "vandals": c.vandals, "grids": c.maxGrids, "procs": c.procs, "profile": c.profile, "cpus": c.cpus, "nice": c.nice, "hog": c.hog, "cores": c.cores.String()}
 }
 
 func (r *Report) finish(c *config, s *Stats) {

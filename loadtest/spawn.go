@@ -24,6 +24,7 @@ type spawned struct {
 	servers    []*exec.Cmd
 	admins     []string // the servers' admin listeners, http://…
 	verifyArgs []string // more arguments of keno-server verify (the archive)
+	cores      *cores   // -redis-core: Redis pinned to its own core at each start; nil: not pinned
 }
 
 // startRedis starts redis-server with s.args and waits until it listens.
@@ -34,7 +35,15 @@ func (s *spawned) startRedis() error {
 		s.redis = nil
 		return fmt.Errorf("start redis-server (make deps installs it): %w", err)
 	}
-	return waitTCP(s.addr)
+	if err := waitTCP(s.addr); err != nil {
+		return err
+	}
+	if s.cores != nil { // once it listens: its threads are all started
+		if err := s.cores.pinRedis(s.redis.Process.Pid); err != nil {
+			return fmt.Errorf("-redis-core: pin redis-server: %w", err)
+		}
+	}
+	return nil
 }
 
 // stop interrupts the servers, newest first, then Redis (each killed if
@@ -130,13 +139,13 @@ func (s *spawned) killRedis() error {
 // the durability contract wants in production, or everysec to measure
 // what it costs; no automatic rewrite) and n keno servers with the given
 // reveal profile on free loopback ports.
-func spawn(serverBin string, n int, profile, fsync string, extra ...string) (*spawned, error) {
+func spawn(serverBin string, n int, profile, fsync string, split *cores, extra ...string) (*spawned, error) {
 	dir, err := os.MkdirTemp("", "keno-loadtest")
 	if err != nil {
 		return nil, err
 	}
 	redisPort := freePort()
-	sp := &spawned{serverBin: serverBin, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", redisPort)}
+	sp := &spawned{serverBin: serverBin, dir: dir, addr: fmt.Sprintf("127.0.0.1:%d", redisPort), cores: split}
 	sp.args = []string{"--port", fmt.Sprint(redisPort), "--bind", "127.0.0.1", "--dir", dir,
 		"--appendonly", "yes", "--appendfsync", fsync, "--save", "", "--loglevel", "warning", "--maxclients", "10000",
 		// No automatic AOF rewrite in a bounded run: it forks and compresses
@@ -179,7 +188,7 @@ func spawn(serverBin string, n int, profile, fsync string, extra ...string) (*sp
 		sp.urls = append(sp.urls, "ws://"+addr+"/ws")
 		sp.admins = append(sp.admins, "http://"+admin)
 	}
-	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s\n", redisPort, fsync, n, strings.Join(sp.urls, ", "))
+	fmt.Fprintf(os.Stderr, "spawned redis-server :%d (appendfsync %s) and %d server(s): %s; cores: %s\n", redisPort, fsync, n, strings.Join(sp.urls, ", "), split)
 	return sp, nil
 }
 
