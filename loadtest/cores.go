@@ -26,17 +26,17 @@ type cores struct {
 // the split. Each of the process's threads is moved: an affinity is a
 // thread's, and a child inherits the mask of the thread that forked it.
 func reserveRedisCore() (*cores, error) {
-	c := &cores{redis: -1}
+	c := &cores{}
 	if err := unix.SchedGetaffinity(0, &c.all); err != nil {
 		return nil, fmt.Errorf("-redis-core: read this process's cores: %w", err)
 	}
-	for i := 0; i < len(c.all)*64; i++ {
+	if c.all.Count() < 2 {
+		return nil, fmt.Errorf("-redis-core needs 2 cores or more; this process has %d", c.all.Count())
+	}
+	for i := 0; i < len(c.all)*64; i++ { // the last core it may use
 		if c.all.IsSet(i) {
 			c.redis = i
 		}
-	}
-	if c.all.Count() < 2 {
-		return nil, fmt.Errorf("-redis-core needs 2 cores or more; this process has %d", c.all.Count())
 	}
 	c.rest = c.all
 	c.rest.Clear(c.redis)
