@@ -3,6 +3,7 @@ package wallet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,15 +87,25 @@ func benchSettledBets(b *testing.B, fsync string) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bets/s")
 	// Redis's own time per script (bet and settle alike): the rate Redis
-	// alone could sustain, for comparison with the end-to-end figure.
+	// alone could sustain, for comparison with the end-to-end figure. Each
+	// command's quiet price is logged beside it, to set against the load
+	// tester's loaded one (README, "Longer batches, measured").
+	var prices []string
 	for _, line := range strings.Split(stats(), "\r\n") {
-		if strings.HasPrefix(line, "cmdstat_evalsha:") {
-			for _, kv := range strings.Split(strings.TrimPrefix(line, "cmdstat_evalsha:"), ",") {
-				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
-					us, _ := strconv.ParseFloat(v, 64)
+		name, fields, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(fields, ",") {
+			if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
+				us, _ := strconv.ParseFloat(v, 64)
+				if name == "evalsha" {
 					b.ReportMetric(us, "redis-µs/script")
 				}
+				prices = append(prices, fmt.Sprintf("%s %.2f", name, us))
 			}
 		}
 	}
+	slices.Sort(prices)
+	b.Logf("Redis µs a call (INFO commandstats, b.N = %d): %s", b.N, strings.Join(prices, ", "))
 }
