@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"keno/server/redisinfo"
 )
 
 // Cost goals per game (ms of CPU), the issue's: Redis is the tier every
@@ -42,28 +44,7 @@ func commandStats(addr string) map[string][2]int64 {
 	if err != nil {
 		return nil
 	}
-	out := map[string][2]int64{}
-	for _, line := range strings.Split(info, "\n") {
-		// cmdstat_evalsha:calls=12,usec=345,usec_per_call=28.75,…
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		name, found := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !found {
-			continue
-		}
-		var v [2]int64
-		for _, kv := range strings.Split(rest, ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			n, _ := strconv.ParseInt(val, 10, 64)
-			switch k {
-			case "calls":
-				v[0] = n
-			case "usec":
-				v[1] = n
-			}
-		}
-		out[name] = v
-	}
-	return out
+	return redisinfo.CommandStats(info)
 }
 
 // perGame is the difference of two commandstats samples per game.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"keno/engine"
+	"keno/server/redisinfo"
 	"keno/server/redistest"
 )
 
@@ -91,20 +91,12 @@ func benchSettledBets(b *testing.B, fsync string) {
 	// command's quiet price is logged beside it, to set against the load
 	// tester's loaded one (README, "Longer batches, measured").
 	var prices []string
-	for _, line := range strings.Split(stats(), "\r\n") {
-		name, fields, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || !strings.HasPrefix(line, "cmdstat_") {
-			continue
+	for name, c := range redisinfo.CommandStats(stats()) {
+		us := float64(c[1]) / float64(max(c[0], 1))
+		if name == "evalsha" {
+			b.ReportMetric(us, "redis-µs/script")
 		}
-		for _, kv := range strings.Split(fields, ",") {
-			if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
-				us, _ := strconv.ParseFloat(v, 64)
-				if name == "evalsha" {
-					b.ReportMetric(us, "redis-µs/script")
-				}
-				prices = append(prices, fmt.Sprintf("%s %.2f", name, us))
-			}
-		}
+		prices = append(prices, fmt.Sprintf("%s %.2f", name, us))
 	}
 	slices.Sort(prices)
 	b.Logf("Redis µs a call (INFO commandstats, b.N = %d): %s", b.N, strings.Join(prices, ", "))
