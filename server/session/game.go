@@ -28,7 +28,11 @@ import (
 //
 // announce tells the client which games it is about to see (accepted,
 // resume); it runs once the games count as in play, so that a shutdown
-// that follows the announcement lets them reach their pause.
+// that follows the announcement lets them reach their pause. It runs on
+// the game goroutine, just before the first game's start: the two are
+// queued together and leave in one write (writer.go), where announcing
+// from the caller's goroutine let the writer send the announcement alone
+// while the game goroutine woke (a write and a client wake-up a game).
 func (s *Session) play(games []*wallet.GameState, resumed bool, announce func()) {
 	if resumed {
 		s.hub.admit.force(len(games))
@@ -37,8 +41,8 @@ func (s *Session) play(games []*wallet.GameState, resumed bool, announce func())
 	s.mu.Lock()
 	s.playing = done
 	s.mu.Unlock()
-	announce()
 	s.hub.warm.Go(func() {
+		announce()
 		left := len(games)
 		defer func() {
 			s.hub.admit.done(left)
