@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"keno/engine"
+	"keno/server/redisinfo"
 	"keno/server/session"
 )
 
@@ -493,11 +494,7 @@ func (f *OpsFeed) redisState(ctx context.Context) RedisState {
 		mu.Lock()
 		defer mu.Unlock()
 		st.Nodes++
-		for _, line := range strings.Split(info, "\r\n") {
-			k, v, ok := strings.Cut(line, ":")
-			if !ok {
-				continue
-			}
+		for k, v := range redisinfo.Fields(info) {
 			switch k {
 			case "used_memory_human":
 				if st.UsedMem == "" {

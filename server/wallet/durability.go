@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"keno/server/redisinfo"
 )
 
 // The durability contract: nothing is acknowledged to anyone — a bet's
@@ -101,7 +103,7 @@ func (s *Store) CheckDurability(ctx context.Context) (Durability, error) {
 func readPersistence(ctx context.Context, c *redis.Client) persistence {
 	var p persistence
 	if v, err := c.Info(ctx, "server").Result(); err == nil {
-		p.waitaof = versionAtLeast(infoField(v, "redis_version"), 7, 2)
+		p.waitaof = versionAtLeast(redisinfo.Fields(v)["redis_version"], 7, 2)
 	}
 	cfg, err := c.ConfigGet(ctx, "append*").Result()
 	if err != nil {
@@ -113,15 +115,6 @@ func readPersistence(ctx context.Context, c *redis.Client) persistence {
 		p.err = errors.New("CONFIG GET returned no appendonly")
 	}
 	return p
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\r\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && k == name {
-			return v
-		}
-	}
-	return ""
 }
 
 func versionAtLeast(v string, major, minor int) bool {

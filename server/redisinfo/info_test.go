@@ -2,6 +2,7 @@ package redisinfo_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"keno/server/redisinfo"
@@ -29,6 +30,28 @@ func TestCommandStats(t *testing.T) {
 	for name := range stats {
 		if name == "redis_version" || name == "# Commandstats" || name == "" {
 			t.Errorf("not a command, parsed as one: %q", name)
+		}
+	}
+}
+
+// INFO's fields read as Redis set them: the maxmemory just configured, the
+// server's version; section headers are not fields.
+func TestFields(t *testing.T) {
+	rdb := redistest.Start(t).Client()
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "maxmemory", "12345678").Err(); err != nil {
+		t.Fatal(err)
+	}
+	f := redisinfo.Fields(rdb.Info(ctx, "server", "memory").Val())
+	if got := f["maxmemory"]; got != "12345678" {
+		t.Errorf("maxmemory %q, want 12345678", got)
+	}
+	if v := f["redis_version"]; len(v) < 5 || v[1] != '.' && v[2] != '.' {
+		t.Errorf("redis_version %q is not a version", v)
+	}
+	for k := range f {
+		if k == "" || k[0] == '#' || strings.ContainsAny(k, "\r\n") {
+			t.Errorf("not a field, parsed as one: %q", k)
 		}
 	}
 }
