@@ -29,10 +29,11 @@ import (
 // announce tells the client which games it is about to see (accepted,
 // resume); it runs once the games count as in play, so that a shutdown
 // that follows the announcement lets them reach their pause. It runs on
-// the game goroutine, just before the first game's start: the two are
-// queued together and leave in one write (writer.go), where announcing
-// from the caller's goroutine let the writer send the announcement alone
-// while the game goroutine woke (a write and a client wake-up a game).
+// the game goroutine, just before the first game's start, so the writer
+// usually finds both queued and sends them in one write (writer.go);
+// announced from the caller's goroutine, it mostly left alone while the
+// game goroutine woke (a write and a client wake-up a game). So announce
+// must touch nothing the reader owns (Session's fields say whose is whose).
 func (s *Session) play(games []*wallet.GameState, resumed bool, announce func()) {
 	if resumed {
 		s.hub.admit.force(len(games))

@@ -249,8 +249,9 @@ func (s *Session) confirm(ctx context.Context, req *protocol.Request) error {
 	}
 	admitted = 0 // play counts them done, one by one
 	s.busyStreak = 0
+	s.refusals = 0 // as reply does, here on the reader: the game goroutine sends the reply (play)
 	s.play(states, false, func() {
-		s.reply(req.ID, &protocol.Message{Type: protocol.TAccepted, Ticket: t.id, Games: refs, Balance: &balance})
+		s.send(&protocol.Message{Type: protocol.TAccepted, ID: req.ID, Ticket: t.id, Games: refs, Balance: &balance})
 		took := time.Since(start)
 		s.hub.metrics.ConfirmAccept.Observe(took.Seconds())
 		s.hub.admit.accepted(took, operatorTime.Total())
